@@ -1,0 +1,94 @@
+# appkeeper: build, generate, test and run the operator on a local Kubernetes.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+KUBE_VERSION          ?= v1.36.3
+KWOK_VERSION          ?= v0.8.0
+CONTROLLER_GEN_VERSION ?= v0.21.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+
+BIN            := $(CURDIR)/bin
+CONTROLPLANE   := $(BIN)/controlplane-$(KUBE_VERSION)
+CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBECTL        := $(BIN)/kubectl
+
+export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers.
+	$(CONTROLLER_GEN) rbac:roleName=appkeeper-manager crd paths="./api/...;./internal/..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: check-generate
+check-generate: manifests generate ## Fail when generated files or go.mod are not committed.
+	go mod tidy
+	git diff --exit-code -- . || { echo 'generated files are stale: run "make manifests generate" and "go mod tidy", then commit'; exit 1; }
+
+.PHONY: fmt
+fmt: ## gofmt the tree.
+	gofmt -l -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## go vet every package, e2e and benchmarks included.
+	go vet -tags e2e ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
+	$(GOLANGCI_LINT) run --build-tags e2e ./...
+
+.PHONY: test
+test: build controlplane vet ## Everything CI runs: unit, envtest and end-to-end tests.
+	go test -count=1 ./...
+	go test -count=1 -tags e2e -timeout 30m ./test/e2e/...
+
+.PHONY: test-unit
+test-unit: controlplane ## Unit and envtest tests only.
+	go test -count=1 ./...
+
+.PHONY: test-e2e
+test-e2e: build controlplane ## End-to-end scenarios on the local cluster.
+	go test -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
+
+##@ Build
+
+.PHONY: build
+build: ## Build bin/appkeeper.
+	go build -o $(BIN)/appkeeper ./cmd/appkeeper
+
+.PHONY: controlplane
+controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
+	bash hack/controlplane/build.sh $(CONTROLPLANE) $(KUBE_VERSION) $(KWOK_VERSION)
+	ln -sf controlplane-$(KUBE_VERSION)/kubectl $(KUBECTL)
+
+##@ Run
+
+.PHONY: demo
+demo: build controlplane ## Start the local cluster with the operator and the samples; Ctrl-C stops it.
+	$(BIN)/appkeeper local up --samples --show-samples
+
+.PHONY: run
+run: build ## Run the operator against the current kubeconfig.
+	$(BIN)/appkeeper
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	GOBIN=$(BIN)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(BIN)/tmp-controller-gen/controller-gen $@ && rmdir $(BIN)/tmp-controller-gen
+
+$(GOLANGCI_LINT):
+	GOBIN=$(BIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(BIN)/tmp-golangci-lint
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

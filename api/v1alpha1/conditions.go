@@ -1,0 +1,45 @@
+package v1alpha1
+
+// Condition types shared by every kind. Each is stamped with the generation it was computed for.
+const (
+	// ConditionAvailable is True when the application serves at the size the user asked for.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True while the application moves towards its spec (creating,
+	// scaling, rolling out a new version).
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the application cannot reach its spec without help.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons shared by every kind.
+const (
+	ReasonAsExpected        = "AsExpected"
+	ReasonCreating          = "Creating"
+	ReasonScaledToZero      = "ScaledToZero"
+	ReasonReplicasNotReady  = "ReplicasNotReady"
+	ReasonRollingOut        = "RollingOut"
+	ReasonScaling           = "Scaling"
+	ReasonRolloutComplete   = "RolloutComplete"
+	ReasonProgressDeadline  = "ProgressDeadlineExceeded"
+	ReasonReplicaFailure    = "ReplicaFailure"
+	ReasonReconcileFailed   = "ReconcileFailed"
+	ReasonWaitingForObserve = "WaitingForController"
+)
+
+// Labels put on every child so that each instance has a selector of its own and the operator's
+// cache holds only what it manages.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "appkeeper"
+)
+
+// Event reasons, one catalog for every kind.
+const (
+	EventCreated   = "Created"
+	EventScaled    = "Scaled"
+	EventUpgrading = "Upgrading"
+	EventUpgraded  = "Upgraded"
+	EventFailed    = "ReconcileFailed"
+)

@@ -1,0 +1,183 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultWebServerImage runs nginx as a non-root user listening on 8080, so that the pods meet the
+// restricted pod security standard without changes.
+const DefaultWebServerImage = "nginxinc/nginx-unprivileged:1.27.4-alpine"
+
+// ServiceType is how a WebServer is exposed.
+// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+type ServiceType string
+
+// The exposure types a WebServer supports.
+const (
+	ServiceTypeClusterIP    ServiceType = "ClusterIP"
+	ServiceTypeNodePort     ServiceType = "NodePort"
+	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
+)
+
+// WebServerService describes the Service in front of the web server pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="spec.service.nodePort is only allowed when spec.service.type is NodePort or LoadBalancer"
+type WebServerService struct {
+	// Type of the Service.
+	// +kubebuilder:default=ClusterIP
+	// +optional
+	Type ServiceType `json:"type,omitempty"`
+
+	// Port the Service listens on.
+	// +kubebuilder:default=80
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// NodePort to use when Type is NodePort or LoadBalancer; chosen by the cluster when unset.
+	// +kubebuilder:validation:Minimum=30000
+	// +kubebuilder:validation:Maximum=32767
+	// +optional
+	NodePort *int32 `json:"nodePort,omitempty"`
+}
+
+// WebServerSpec is the web server cluster a user asks for.
+type WebServerSpec struct {
+	// Replicas is the number of nginx pods.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Image is the nginx container image.
+	// +kubebuilder:default="nginxinc/nginx-unprivileged:1.27.4-alpine"
+	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Port is the port nginx listens on inside the pod.
+	// +kubebuilder:default=8080
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// Service exposes the pods.
+	// +kubebuilder:default={}
+	// +optional
+	Service WebServerService `json:"service,omitempty"`
+
+	// PodSecurityContext replaces the restricted default (non-root, RuntimeDefault seccomp).
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// SecurityContext replaces the restricted container default (no privilege escalation, all
+	// capabilities dropped). Relax it only for an image that needs root.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// Resources of the nginx container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector constrains the nodes the pods run on.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of the pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity of the pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// PodLabels are added to the pods; they cannot override the labels the operator selects on.
+	// +optional
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// PodAnnotations are added to the pods.
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+}
+
+// WebServerStatus is what the operator observed of the web server cluster.
+type WebServerStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of pods, of any version.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of pods ready to serve.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// UpdatedReplicas is the number of pods running the current spec.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+
+	// Selector selects the pods, for the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Image is the image every pod runs, once a rollout to it has completed.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Conditions are Available, Progressing and Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// WebServer runs an nginx web server cluster behind a Service.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=ws,categories=appkeeper
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type WebServer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:default={}
+	Spec   WebServerSpec   `json:"spec,omitempty"`
+	Status WebServerStatus `json:"status,omitempty"`
+}
+
+// WebServerList is a list of WebServers.
+// +kubebuilder:object:root=true
+type WebServerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WebServer `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&WebServer{}, &WebServerList{})
+}
+
+// ChildName is the name of the Deployment and Service that run this WebServer.
+func (ws *WebServer) ChildName() string { return ws.Name }
+
+// SelectorLabels select this WebServer's pods and no others.
+func (ws *WebServer) SelectorLabels() map[string]string {
+	return map[string]string{LabelName: "webserver", LabelInstance: ws.Name}
+}
+
+// DesiredReplicas is spec.replicas with its default applied.
+func (ws *WebServer) DesiredReplicas() int32 {
+	if ws.Spec.Replicas == nil {
+		return 1
+	}
+	return *ws.Spec.Replicas
+}

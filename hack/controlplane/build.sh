@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the control-plane binaries into DEST, skipping any that already exist there.
+# Usage: build.sh DEST KUBE_VERSION KWOK_VERSION
+set -euo pipefail
+dest=$1 kube_version=$2 kwok_version=$3
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version"
+for cmd in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+	if [ ! -x "$dest/$cmd" ]; then
+		echo "building $cmd $kube_version"
+		(cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dest/$cmd.tmp" "./$cmd")
+		mv "$dest/$cmd.tmp" "$dest/$cmd"
+	fi
+done
+if [ ! -x "$dest/kwok" ]; then
+	echo "building kwok $kwok_version"
+	tmp=$(mktemp -d)
+	CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
+	mv "$tmp/kwok" "$dest/kwok"
+	rmdir "$tmp"
+	# The kwok module ships its stage definitions; the local cluster needs them at run time.
+	stages=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$kwok_version/kustomize/stage
+	rm -rf "$dest/kwok-stages" && cp -r "$stages" "$dest/kwok-stages" && chmod -R u+w "$dest/kwok-stages"
+fi

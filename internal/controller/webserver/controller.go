@@ -1,0 +1,120 @@
+// Package webserver runs WebServers: it keeps each one's Deployment and Service as the spec says
+// and reports what the pods do in the status.
+package webserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
+)
+
+// Reconciler reconciles WebServers.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile applies the WebServer's children and writes its status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	ws := &appsv1alpha1.WebServer{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ws); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		// Owner references hand the children to the garbage collector; nothing else to clean up.
+		return ctrl.Result{}, nil
+	}
+	original := ws.DeepCopy()
+	dep := &appsv1.Deployment{}
+	defer func() {
+		observed := dep
+		if dep.UID == "" {
+			observed = nil
+		}
+		ws.Status = computeStatus(ws, observed, err)
+		r.recordUpgrade(original, ws)
+		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ws,
+			func(w *appsv1alpha1.WebServer) any { return w.Status }))
+	}()
+
+	if err := r.reconcileService(ctx, ws); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileDeployment(ctx, ws, dep)
+}
+
+func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
+	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+		&corev1.Service{}, resources.Service(ws), corev1ac.ExtractService)
+	if err != nil {
+		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
+	}
+	if result == reconcile.Created {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created Service %s", ws.ChildName())
+	}
+	return nil
+}
+
+// reconcileDeployment applies the Deployment; dep receives the Deployment as it was before the
+// apply, which is what the status describes until the Deployment controller acts on the change.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment) error {
+	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+		dep, resources.Deployment(ws), appsv1ac.ExtractDeployment)
+	if err != nil {
+		return fmt.Errorf("deployment of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
+	}
+	switch {
+	case result == reconcile.Created:
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
+	case result == reconcile.Updated && dep.Spec.Replicas != nil && *dep.Spec.Replicas != ws.DesiredReplicas():
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+			"scaled from %d to %d replicas", *dep.Spec.Replicas, ws.DesiredReplicas())
+	}
+	if result == reconcile.Updated && deploymentImage(dep) != ws.Spec.Image {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
+			"rolling out %s, replacing %s", ws.Spec.Image, deploymentImage(dep))
+	}
+	return nil
+}
+
+// recordUpgrade emits Upgraded when a rollout to a new image has just completed.
+func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
+	if original.Status.Image != "" && ws.Status.Image != original.Status.Image {
+		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade",
+			"every replica runs %s", ws.Status.Image)
+	}
+}
+
+// SetupWithManager registers the controller; it reacts to changes of a WebServer's spec and of any
+// of its children, and never polls.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("webserver").
+		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		WithOptions(options).
+		Complete(r)
+}

@@ -1,0 +1,131 @@
+// Package operator assembles the manager: its options and flags, a cache that holds only what
+// appkeeper manages, and one controller per kind.
+package operator
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/webserver"
+)
+
+// Name is the manager's name in events, the leader election lock and the field manager.
+const Name = "appkeeper"
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// Options configure the manager.
+type Options struct {
+	MetricsAddr             string
+	SecureMetrics           bool
+	ProbeAddr               string
+	PprofAddr               string
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	Namespaces              string
+	QPS                     float64
+	Burst                   int
+	MaxConcurrentReconciles int
+}
+
+// DefaultOptions are the options of an operator run in-process beside a local cluster: no
+// listeners, no leader election.
+func DefaultOptions() Options {
+	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 50, Burst: 100, MaxConcurrentReconciles: 4}
+}
+
+// BindFlags registers the manager's flags on fs, with o's values as defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address of the metrics endpoint, e.g. ":8443"; "0" disables it`)
+	fs.BoolVar(&o.SecureMetrics, "metrics-secure", o.SecureMetrics, "serve metrics over HTTPS, only to clients the API server authenticates and authorizes")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, `address of /healthz and /readyz, e.g. ":8081"; "0" disables them`)
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, `address of the pprof endpoint; empty or "0" disables it`)
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so that only one replica reconciles at a time")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease; defaults to the pod's namespace")
+	fs.StringVar(&o.Namespaces, "namespaces", o.Namespaces, "comma-separated namespaces to watch; empty watches all")
+	fs.Float64Var(&o.QPS, "kube-api-qps", o.QPS, "sustained queries per second to the API server")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the API server")
+	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles, "reconciles run at once per kind")
+}
+
+// Scheme knows the built-in kinds and appkeeper's.
+func Scheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// managedObjects are the child kinds the operator watches; the cache holds only those labelled as
+// managed by appkeeper, so unrelated objects in the cluster cost it no memory.
+func managedObjects() map[client.Object]cache.ByObject {
+	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue})}
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}: managed,
+		&corev1.Service{}:    managed,
+	}
+}
+
+// NewManager builds the manager with every controller registered.
+func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
+	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
+	if o.SecureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	cacheOptions := cache.Options{ByObject: managedObjects()}
+	if o.Namespaces != "" {
+		cacheOptions.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range strings.Split(o.Namespaces, ",") {
+			cacheOptions.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        Scheme(),
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.ProbeAddr,
+		PprofBindAddress:              o.PprofAddr,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              "appkeeper.apps.appkeeper.dev",
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOptions,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
+	if err := (&webserver.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder(Name),
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
+	}
+	return mgr, nil
+}

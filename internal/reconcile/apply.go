@@ -1,0 +1,79 @@
+// Package reconcile holds the helpers every controller shares: applying a child only when the
+// operator's own intent for it changed, and writing status once.
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldOwner is the server-side apply field manager of every object the operator writes.
+const FieldOwner = "appkeeper"
+
+// Result tells what an apply did, so that the caller can emit the right Event.
+type Result int
+
+const (
+	// Unchanged means the live object already held everything the operator wants; nothing was sent.
+	Unchanged Result = iota
+	// Created means the object did not exist and was created.
+	Created
+	// Updated means the object existed and the operator's fields were restored or changed.
+	Updated
+)
+
+// Extractor returns the fields of live that a field manager last applied; client-go generates one
+// per kind (appsv1ac.ExtractDeployment, corev1ac.ExtractService, ...).
+type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fieldManager string) (AC, error)
+
+// Apply makes the child match desired with server-side apply, forcing ownership of the fields the
+// operator sets so that a hand edit of any of them is undone. It compares desired with what the
+// operator last applied to the live object (read from the cache into live) and sends nothing when
+// they match, so an idle operator makes no writes. live is filled with the current object.
+func Apply[T client.Object, AC runtime.ApplyConfiguration](
+	ctx context.Context, c client.Client, key client.ObjectKey, live T, desired AC, extract Extractor[T, AC],
+) (Result, error) {
+	result := Created
+	err := c.Get(ctx, key, live)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return Unchanged, fmt.Errorf("get %T %s: %w", live, key, err)
+	default:
+		result = Updated
+		applied, err := extract(live, FieldOwner)
+		if err != nil {
+			return Unchanged, fmt.Errorf("extract %T %s: %w", live, key, err)
+		}
+		same, err := sameJSON(applied, desired)
+		if err != nil {
+			return Unchanged, err
+		}
+		if same {
+			return Unchanged, nil
+		}
+	}
+	if err := c.Apply(ctx, desired, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return Unchanged, fmt.Errorf("apply %T %s: %w", live, key, err)
+	}
+	return result, nil
+}
+
+// sameJSON compares two apply configurations of one type by their serialized form, which
+// normalizes quantities and sorts map keys.
+func sameJSON(a, b any) (bool, error) {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false, fmt.Errorf("marshal %T: %w", a, err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		return false, fmt.Errorf("marshal %T: %w", b, err)
+	}
+	return string(ja) == string(jb), nil
+}

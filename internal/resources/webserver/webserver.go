@@ -1,0 +1,118 @@
+// Package webserver builds the children of a WebServer: its Deployment and its Service.
+package webserver
+
+import (
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
+)
+
+// ContainerName is the name of the nginx container in every WebServer pod.
+const ContainerName = "nginx"
+
+// portName names the container port so that the Service and the probes follow a port change.
+const portName = "http"
+
+// Deployment is the desired Deployment of a WebServer.
+func Deployment(ws *appsv1alpha1.WebServer) *appsv1ac.DeploymentApplyConfiguration {
+	selector := ws.SelectorLabels()
+	return appsv1ac.Deployment(ws.ChildName(), ws.Namespace).
+		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
+		WithSpec(appsv1ac.DeploymentSpec().
+			WithReplicas(ws.DesiredReplicas()).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
+			// A new version comes up before an old pod goes, so an upgrade never lowers capacity.
+			WithStrategy(appsv1ac.DeploymentStrategy().
+				WithType("RollingUpdate").
+				WithRollingUpdate(appsv1ac.RollingUpdateDeployment().
+					WithMaxUnavailable(intstr.FromInt32(0)).
+					WithMaxSurge(intstr.FromString("25%")))).
+			WithTemplate(podTemplate(ws, selector)))
+}
+
+func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1ac.PodTemplateSpecApplyConfiguration {
+	spec := ws.Spec
+	podSecurity := spec.PodSecurityContext
+	if podSecurity == nil {
+		podSecurity = common.RestrictedPodSecurityContext()
+	}
+	pod := corev1ac.PodSpec().
+		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
+		WithContainers(container(ws))
+	if len(spec.NodeSelector) > 0 {
+		pod.WithNodeSelector(spec.NodeSelector)
+	}
+	if len(spec.Tolerations) > 0 {
+		pod.WithTolerations(common.Tolerations(spec.Tolerations)...)
+	}
+	if spec.Affinity != nil {
+		pod.WithAffinity(common.ApplyConfiguration[corev1ac.AffinityApplyConfiguration](spec.Affinity))
+	}
+	meta := corev1ac.PodTemplateSpec().
+		WithLabels(common.PodLabels(spec.PodLabels, selector)).
+		WithSpec(pod)
+	if len(spec.PodAnnotations) > 0 {
+		meta.WithAnnotations(spec.PodAnnotations)
+	}
+	return meta
+}
+
+func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration {
+	spec := ws.Spec
+	security := spec.SecurityContext
+	if security == nil {
+		security = common.RestrictedSecurityContext()
+	}
+	c := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(spec.Image).
+		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
+		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
+		WithReadinessProbe(corev1ac.Probe().
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/").WithPort(intstr.FromString(portName))).
+			WithPeriodSeconds(5)).
+		WithLivenessProbe(corev1ac.Probe().
+			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))).
+			WithInitialDelaySeconds(10).
+			WithPeriodSeconds(10))
+	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
+		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
+	}
+	return c
+}
+
+// Service is the desired Service of a WebServer.
+func Service(ws *appsv1alpha1.WebServer) *corev1ac.ServiceApplyConfiguration {
+	selector := ws.SelectorLabels()
+	svc := ws.Spec.Service
+	serviceType := svc.Type
+	if serviceType == "" {
+		serviceType = appsv1alpha1.ServiceTypeClusterIP
+	}
+	servicePort := svc.Port
+	if servicePort == 0 {
+		servicePort = 80
+	}
+	port := corev1ac.ServicePort().
+		WithName(portName).
+		WithProtocol(corev1.ProtocolTCP).
+		WithPort(servicePort).
+		WithTargetPort(intstr.FromString(portName))
+	if svc.NodePort != nil && serviceType != appsv1alpha1.ServiceTypeClusterIP {
+		port.WithNodePort(*svc.NodePort)
+	}
+	return corev1ac.Service(ws.ChildName(), ws.Namespace).
+		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(corev1.ServiceType(serviceType)).
+			WithSelector(selector).
+			WithPorts(port))
+}
