@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -58,10 +59,65 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 			return Unchanged, nil
 		}
 	}
-	if err := c.Apply(ctx, desired, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	err = c.Apply(ctx, desired, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsInvalid(err) && result == Updated {
+		// A hand edit can leave list entries that another manager owns beside the ones applied
+		// again (a Service port renumbered keeps its name), which apply alone cannot remove.
+		err = replaceSpec(ctx, c, live, desired)
+	}
+	if err != nil {
 		return Unchanged, fmt.Errorf("apply %T %s: %w", live, key, err)
 	}
 	return result, nil
+}
+
+// replaceSpec writes desired's spec over the live object's whole spec and adds desired's labels,
+// annotations and owner references, taking back every field another manager took.
+func replaceSpec(ctx context.Context, c client.Client, live client.Object, desired runtime.ApplyConfiguration) error {
+	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return err
+	}
+	desiredMap, err := toMap(desired)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: liveMap}
+	obj.Object["spec"] = desiredMap["spec"]
+	want := &unstructured.Unstructured{Object: desiredMap}
+	obj.SetLabels(merge(obj.GetLabels(), want.GetLabels()))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), want.GetAnnotations()))
+	obj.SetOwnerReferences(want.GetOwnerReferences())
+	obj.SetManagedFields(nil)
+	gvk, err := c.GroupVersionKindFor(live)
+	if err != nil {
+		return err
+	}
+	obj.SetGroupVersionKind(gvk)
+	return c.Update(ctx, obj, client.FieldOwner(FieldOwner))
+}
+
+func toMap(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	return out, json.Unmarshal(raw, &out)
+}
+
+func merge(base, overlay map[string]string) map[string]string {
+	if len(overlay) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(overlay))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range overlay {
+		out[k] = v
+	}
+	return out
 }
 
 // sameJSON compares two apply configurations of one type by their serialized form, which

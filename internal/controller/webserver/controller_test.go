@@ -1,0 +1,330 @@
+package webserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+var k8s client.Client
+
+// TestMain runs every test against a real kube-apiserver with the operator's manager running. There
+// is no kube-controller-manager here, so the tests play its part by writing Deployment status.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
+		os.Exit(1)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Println("start envtest:", err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := operator.NewManager(cfg, operator.DefaultOptions())
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("manager:", err)
+			os.Exit(1)
+		}
+	}()
+	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const timeout = 20 * time.Second
+
+// newNamespace gives each test a namespace of its own.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ws-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func createWebServer(t *testing.T, ns string, replicas int32, image string) *appsv1alpha1.WebServer {
+	t.Helper()
+	ws := &appsv1alpha1.WebServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To(replicas), Image: image},
+	}
+	if err := k8s.Create(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func get[T client.Object](t *testing.T, ns, name string, obj T) T {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// childrenExist waits for the WebServer's Deployment and Service and returns them.
+func childrenExist(t *testing.T, ns string) (*appsv1.Deployment, *corev1.Service) {
+	t.Helper()
+	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
+			return err
+		}
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc)
+	})
+	return dep, svc
+}
+
+// markDeploymentReady writes the status the Deployment controller would write once every pod of the
+// current template is available.
+func markDeploymentReady(t *testing.T, ns string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		dep := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
+			return err
+		}
+		n := *dep.Spec.Replicas
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
+		}
+		return k8s.Status().Update(ctx, dep)
+	})
+}
+
+func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
+	ns := newNamespace(t)
+	ws := createWebServer(t, ns, 3, "nginx:1.23.1")
+	dep, svc := childrenExist(t, ns)
+	for _, child := range []client.Object{dep, svc} {
+		owner := metav1.GetControllerOf(child)
+		if owner == nil || owner.UID != ws.UID || owner.Kind != "WebServer" {
+			t.Errorf("%T owner = %+v, want the WebServer", child, owner)
+		}
+	}
+	if *dep.Spec.Replicas != 3 || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.23.1" {
+		t.Errorf("deployment replicas/image = %d/%s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
+	}
+	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
+
+	markDeploymentReady(t, ns)
+	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+	waitCondition(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+	got := get(t, ns, "web", &appsv1alpha1.WebServer{})
+	if got.Status.Image != "nginx:1.23.1" || got.Status.ReadyReplicas != 3 || got.Status.Selector == "" {
+		t.Errorf("status = %+v", got.Status)
+	}
+
+	// A new image: Progressing until the Deployment reports the new template rolled out.
+	patchSpec(t, ns, `{"spec":{"image":"nginx:1.23.0"}}`)
+	waitCondition(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue)
+	if got := get(t, ns, "web", &appsv1alpha1.WebServer{}); got.Status.Image != "nginx:1.23.1" {
+		t.Errorf("status.image = %s before the rollout completed", got.Status.Image)
+	}
+	markDeploymentReady(t, ns)
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		got := get(t, ns, "web", &appsv1alpha1.WebServer{})
+		if got.Status.Image != "nginx:1.23.0" {
+			return fmt.Errorf("status.image = %s", got.Status.Image)
+		}
+		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+	})
+	wantEvents(t, ns, appsv1alpha1.EventCreated, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+}
+
+func TestScaleSubresource(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 1, "nginx:1.23.1")
+	childrenExist(t, ns)
+	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	scale := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(4)}}}
+	if err := k8s.SubResource("scale").Patch(context.Background(), ws, client.MergeFrom(ws), client.WithSubResourceBody(scale)); err != nil {
+		// Fall back to patching the spec when the client cannot address the subresource body.
+		t.Logf("scale subresource patch: %v", err)
+		patchSpec(t, ns, `{"spec":{"replicas":4}}`)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		dep := get(t, ns, "web", &appsv1.Deployment{})
+		if *dep.Spec.Replicas != 4 {
+			return fmt.Errorf("deployment replicas = %d", *dep.Spec.Replicas)
+		}
+		return nil
+	})
+	wantEvents(t, ns, appsv1alpha1.EventScaled)
+}
+
+func TestDriftIsRestored(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 2, "nginx:1.23.1")
+	dep, svc := childrenExist(t, ns)
+
+	dep.Spec.Replicas = ptr.To[int32](7)
+	dep.Spec.Template.Spec.Containers[0].Image = "evil:latest"
+	dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot = ptr.To(false)
+	delete(dep.Labels, appsv1alpha1.LabelManagedBy)
+	if err := k8s.Update(context.Background(), dep); err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 9999
+	svc.Spec.Selector = map[string]string{"app": "other"}
+	if err := k8s.Update(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		dep := get(t, ns, "web", &appsv1.Deployment{})
+		pod := dep.Spec.Template.Spec
+		if *dep.Spec.Replicas != 2 || pod.Containers[0].Image != "nginx:1.23.1" || !*pod.SecurityContext.RunAsNonRoot ||
+			dep.Labels[appsv1alpha1.LabelManagedBy] != appsv1alpha1.ManagedByValue {
+			return fmt.Errorf("deployment not restored: replicas %d image %s labels %v", *dep.Spec.Replicas, pod.Containers[0].Image, dep.Labels)
+		}
+		svc := get(t, ns, "web", &corev1.Service{})
+		if svc.Spec.Ports[0].Port != 80 || svc.Spec.Selector[appsv1alpha1.LabelInstance] != "web" || svc.Spec.Selector["app"] != "" {
+			return fmt.Errorf("service not restored: port %d selector %v", svc.Spec.Ports[0].Port, svc.Spec.Selector)
+		}
+		return nil
+	})
+}
+
+func TestDeletedChildrenAreRecreated(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 1, "nginx:1.23.1")
+	dep, svc := childrenExist(t, ns)
+	for _, child := range []client.Object{svc, dep} {
+		if err := k8s.Delete(context.Background(), child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		newDep, newSvc := &appsv1.Deployment{}, &corev1.Service{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(dep), newDep); err != nil {
+			return err
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(svc), newSvc); err != nil {
+			return err
+		}
+		if newDep.UID == dep.UID || newSvc.UID == svc.UID {
+			return fmt.Errorf("children not replaced yet")
+		}
+		return nil
+	})
+}
+
+func TestIdleWebServerMakesNoWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 2, "nginx:1.23.1")
+	childrenExist(t, ns)
+	markDeploymentReady(t, ns)
+	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+
+	versions := func() string {
+		return strings.Join([]string{
+			get(t, ns, "web", &appsv1alpha1.WebServer{}).ResourceVersion,
+			get(t, ns, "web", &appsv1.Deployment{}).ResourceVersion,
+			get(t, ns, "web", &corev1.Service{}).ResourceVersion,
+		}, "/")
+	}
+	// Let the status write caused by readiness settle before watching for silence.
+	time.Sleep(time.Second)
+	before := versions()
+	for range 5 {
+		time.Sleep(time.Second)
+		if after := versions(); after != before {
+			t.Fatalf("an idle WebServer's objects changed: %s -> %s", before, after)
+		}
+	}
+}
+
+func TestInvalidSpecsAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	for i, tt := range testutil.InvalidSpecs {
+		if tt.Kind != "WebServer" {
+			continue
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
+				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
+				"spec":     tt.Spec,
+			}}
+			err := k8s.Create(context.Background(), obj)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
+				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
+			}
+		})
+	}
+}
+
+func patchSpec(t *testing.T, ns, patch string) {
+	t.Helper()
+	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	if err := k8s.Patch(context.Background(), ws, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionStatus) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
+		return testutil.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status)
+	})
+}
+
+func wantEvents(t *testing.T, ns string, reasons ...string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		events := &eventsv1.EventList{}
+		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range events.Items {
+			seen[e.Reason] = true
+		}
+		for _, r := range reasons {
+			if !seen[r] {
+				return fmt.Errorf("no %s event among %v", r, seen)
+			}
+		}
+		return nil
+	})
+}
