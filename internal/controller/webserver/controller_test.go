@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -176,11 +177,9 @@ func TestScaleSubresource(t *testing.T) {
 	createWebServer(t, ns, 1, "nginx:1.23.1")
 	childrenExist(t, ns)
 	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
-	scale := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(4)}}}
-	if err := k8s.SubResource("scale").Patch(context.Background(), ws, client.MergeFrom(ws), client.WithSubResourceBody(scale)); err != nil {
-		// Fall back to patching the spec when the client cannot address the subresource body.
-		t.Logf("scale subresource patch: %v", err)
-		patchSpec(t, ns, `{"spec":{"replicas":4}}`)
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	if err := k8s.SubResource("scale").Update(context.Background(), ws, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
