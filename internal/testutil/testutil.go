@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Eventually retries check every 100 ms until it returns nil, failing the test with the last error
+// Eventually retries check every 25 ms until it returns nil, failing the test with the last error
 // after timeout.
 func Eventually(t testing.TB, timeout time.Duration, check func(ctx context.Context) error) {
 	t.Helper()
@@ -26,7 +26,7 @@ func Eventually(t testing.TB, timeout time.Duration, check func(ctx context.Cont
 		select {
 		case <-ctx.Done():
 			t.Fatalf("not reached within %s: %v", timeout, err)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 	}
 }

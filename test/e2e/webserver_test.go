@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +49,10 @@ spec:
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, svc); err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, "", "delete", "-n", ns, "service", "shop")
+	if err := k8s.Delete(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		back := &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, back); err != nil {
@@ -59,6 +63,7 @@ spec:
 		}
 		return nil
 	})
+	t.Logf("deleted Service back after %s", time.Since(deleted).Round(time.Millisecond))
 
 	out := kubectl(t, "", "get", "-n", ns, "appkeeper")
 	if !strings.Contains(out, "shop") || !strings.Contains(out, "nginx:1.23.0") {

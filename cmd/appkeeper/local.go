@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/appkeeper/appkeeper/config/crd"
+	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/operator"
+)
+
+type localUpOptions struct {
+	dir, binDir                                     string
+	nodes                                           int
+	noOperator, samples, exitWhenReady, showSamples bool
+	operator                                        operator.Options
+}
+
+func runLocal(args []string) int {
+	if len(args) == 0 || args[0] != "up" {
+		fmt.Fprintln(os.Stderr, "Usage: appkeeper local up [flags]   (appkeeper local up -h lists the flags)")
+		return 2
+	}
+	o := localUpOptions{operator: operator.DefaultOptions()}
+	fs := flag.NewFlagSet("appkeeper local up", flag.ContinueOnError)
+	fs.StringVar(&o.dir, "dir", ".appkeeper", "directory for the kubeconfig, logs and cluster state")
+	fs.StringVar(&o.binDir, "bin-dir", localcluster.DefaultBinDir(), "directory of the control-plane binaries built by `make controlplane`")
+	fs.IntVar(&o.nodes, "nodes", 3, "number of simulated nodes")
+	fs.BoolVar(&o.noOperator, "no-operator", false, "do not run the operator in this process")
+	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Available")
+	fs.BoolVar(&o.exitWhenReady, "exit-when-ready", false, "stop everything and exit 0 once ready")
+	fs.BoolVar(&o.showSamples, "show-samples", false, "print `kubectl get appkeeper` once ready")
+	o.operator.BindFlags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if o.nodes < 1 {
+		fmt.Fprintln(os.Stderr, "appkeeper local up: --nodes must be at least 1")
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := localUp(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "appkeeper local up: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func localUp(ctx context.Context, o localUpOptions) (err error) {
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	crds, err := crd.Definitions()
+	if err != nil {
+		return err
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+
+	operatorDone := make(chan error, 1)
+	if !o.noOperator {
+		stopOperator, err := startOperator(ctx, cluster, dir, o.operator, operatorDone)
+		if err != nil {
+			return err
+		}
+		defer stopOperator()
+	}
+	if o.samples {
+		if err := applySamples(ctx, cluster.Config); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("ready: export KUBECONFIG=%s\n", cluster.KubeconfigPath)
+	if o.showSamples {
+		if err := showAppkeeper(ctx, o.binDir, cluster.KubeconfigPath); err != nil {
+			return err
+		}
+	}
+	if o.exitWhenReady {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-operatorDone:
+		return fmt.Errorf("the operator stopped: %w (log: %s)", err, operatorLog(dir))
+	}
+}
+
+func operatorLog(dir string) string { return filepath.Join(dir, "logs", "appkeeper.log") }
+
+// startOperator runs the manager in this process, logging to a file so that the terminal shows only
+// the ready line. The returned function stops it and waits until it has.
+func startOperator(ctx context.Context, cluster *localcluster.Cluster, dir string, o operator.Options, done chan<- error) (func(), error) {
+	logFile, err := os.Create(operatorLog(dir))
+	if err != nil {
+		return nil, fmt.Errorf("create the operator log: %w", err)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	mgr, err := operator.NewManager(cluster.Config, o)
+	if err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := mgr.Start(ctx); err != nil {
+			done <- err
+		}
+	}()
+	return func() {
+		cancel()
+		<-stopped
+		_ = logFile.Close()
+	}, nil
+}
+
+func showAppkeeper(ctx context.Context, binDir, kubeconfig string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "kubectl"), "--kubeconfig", kubeconfig, "get", "appkeeper", "--all-namespaces")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kubectl get appkeeper: %w", err)
+	}
+	return nil
+}
+
+// sampleTimeout bounds the wait for the samples; on the local cluster they are Available in seconds.
+const sampleTimeout = 3 * time.Minute

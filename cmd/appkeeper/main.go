@@ -1,0 +1,57 @@
+// Command appkeeper runs the appkeeper operator, or with `appkeeper local …` a local Kubernetes to
+// try it on.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/appkeeper/appkeeper/internal/operator"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "local" {
+		os.Exit(runLocal(os.Args[2:]))
+	}
+	os.Exit(runManager(os.Args[1:]))
+}
+
+func runManager(args []string) int {
+	fs := flag.NewFlagSet("appkeeper", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: appkeeper [flags]        run the operator against the current kubeconfig\n"+
+			"       appkeeper local up [flags]  run a local Kubernetes with the operator (see appkeeper local up -h)\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	options := operator.DefaultOptions()
+	options.MetricsAddr, options.SecureMetrics, options.ProbeAddr = ":8443", true, ":8081"
+	options.BindFlags(fs)
+	zapOptions := zap.Options{}
+	zapOptions.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOptions)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "cannot load a kubeconfig")
+		return 1
+	}
+	mgr, err := operator.NewManager(cfg, options)
+	if err != nil {
+		log.Error(err, "cannot start the operator")
+		return 1
+	}
+	log.Info("starting the operator")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "operator stopped")
+		return 1
+	}
+	return 0
+}
