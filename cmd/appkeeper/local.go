@@ -67,6 +67,13 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	logFile, err := openLog(dir)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	// The terminal shows only the ready line; the operator and the test environment log here.
+	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds})
 	if err != nil {
 		return err
@@ -75,7 +82,7 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 
 	operatorDone := make(chan error, 1)
 	if !o.noOperator {
-		stopOperator, err := startOperator(ctx, cluster, dir, o.operator, operatorDone)
+		stopOperator, err := startOperator(ctx, cluster, o.operator, operatorDone)
 		if err != nil {
 			return err
 		}
@@ -105,17 +112,23 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 
 func operatorLog(dir string) string { return filepath.Join(dir, "logs", "appkeeper.log") }
 
-// startOperator runs the manager in this process, logging to a file so that the terminal shows only
-// the ready line. The returned function stops it and waits until it has.
-func startOperator(ctx context.Context, cluster *localcluster.Cluster, dir string, o operator.Options, done chan<- error) (func(), error) {
-	logFile, err := os.Create(operatorLog(dir))
-	if err != nil {
-		return nil, fmt.Errorf("create the operator log: %w", err)
+// openLog creates the operator's log file, and the directories above it.
+func openLog(dir string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(operatorLog(dir)), 0o755); err != nil {
+		return nil, fmt.Errorf("local cluster state directory %s is not writable: %w", dir, err)
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
+	f, err := os.Create(operatorLog(dir))
+	if err != nil {
+		return nil, fmt.Errorf("local cluster state directory %s is not writable: %w", dir, err)
+	}
+	return f, nil
+}
+
+// startOperator runs the manager in this process. The returned function stops it and waits until
+// it has.
+func startOperator(ctx context.Context, cluster *localcluster.Cluster, o operator.Options, done chan<- error) (func(), error) {
 	mgr, err := operator.NewManager(cluster.Config, o)
 	if err != nil {
-		_ = logFile.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -129,7 +142,6 @@ func startOperator(ctx context.Context, cluster *localcluster.Cluster, dir strin
 	return func() {
 		cancel()
 		<-stopped
-		_ = logFile.Close()
 	}, nil
 }
 
