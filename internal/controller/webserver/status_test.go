@@ -32,7 +32,7 @@ func deployment(image string, spec, replicas, updated, available int32, conditio
 func TestComputeStatus(t *testing.T) {
 	type want struct {
 		available, progressing, degraded string // reasons; prefix "+" means status True
-		image                                string
+		image                            string
 	}
 	tests := []struct {
 		name        string
