@@ -91,7 +91,7 @@ func (c *Cluster) startAPIServer() error {
 	if err := writeKubeconfig(c.KubeconfigPath, cfg); err != nil {
 		return fmt.Errorf("writing %s: %w", c.KubeconfigPath, err)
 	}
-	if err := os.WriteFile(c.servingCAPath(), api.SecureServing.CA, 0o600); err != nil {
+	if err := os.WriteFile(c.servingCAPath(), api.CA, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", c.servingCAPath(), err)
 	}
 	return nil

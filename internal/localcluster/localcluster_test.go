@@ -244,8 +244,8 @@ func TestStartKillsWhatAKilledParentLeftBehind(t *testing.T) {
 	if err := orphan.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- orphan.Wait() }()
+	exited := make(chan struct{})
+	go func() { _ = orphan.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = orphan.Process.Kill() })
 
 	_, err := Start(t.Context(), Options{Dir: dir, BinDir: fakeBinDir(t)})

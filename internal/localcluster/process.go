@@ -57,7 +57,7 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 func (ch *child) exited() error {
 	select {
 	case <-ch.done:
-		return fmt.Errorf("%s exited (%v): see %s", ch.name, ch.waitErr, ch.logPath)
+		return fmt.Errorf("%s exited (%w): see %s", ch.name, ch.waitErr, ch.logPath)
 	default:
 		return nil
 	}

@@ -98,7 +98,7 @@ func (c *Cluster) waitFor(ctx context.Context, what, logPath string, check func(
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("waiting for %s: gave up after %s (%v): see %s", what, readyTimeout, last, logPath)
+			return fmt.Errorf("waiting for %s: gave up after %s (%w): see %s", what, readyTimeout, last, logPath)
 		}
 		if err := sleepCtx(ctx, pollInterval); err != nil {
 			return fmt.Errorf("waiting for %s: %w", what, err)

@@ -162,7 +162,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		t.Errorf("status.image = %s before the rollout completed", got.Status.Image)
 	}
 	markDeploymentReady(t, ns)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	testutil.Eventually(t, timeout, func(context.Context) error {
 		got := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		if got.Status.Image != "nginx:1.23.0" {
 			return fmt.Errorf("status.image = %s", got.Status.Image)
@@ -181,7 +181,7 @@ func TestScaleSubresource(t *testing.T) {
 	if err := k8s.SubResource("scale").Update(context.Background(), ws, client.WithSubResourceBody(scale)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	testutil.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		if *dep.Spec.Replicas != 4 {
 			return fmt.Errorf("deployment replicas = %d", *dep.Spec.Replicas)
@@ -208,7 +208,7 @@ func TestDriftIsRestored(t *testing.T) {
 	if err := k8s.Update(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	testutil.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		pod := dep.Spec.Template.Spec
 		if *dep.Spec.Replicas != 2 || pod.Containers[0].Image != "nginx:1.23.1" || !*pod.SecurityContext.RunAsNonRoot ||
@@ -302,7 +302,7 @@ func patchSpec(t *testing.T, ns, patch string) {
 
 func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionStatus) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	testutil.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		return testutil.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status)
 	})
