@@ -58,6 +58,10 @@ test-unit: controlplane ## Unit and envtest tests only.
 test-e2e: build controlplane ## End-to-end scenarios on the local cluster.
 	go test -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
 
+.PHONY: bench
+bench: build controlplane ## Benchmarks on the local cluster; BENCH_ARGS=-large adds 3000 instances per kind.
+	go run ./test/bench $(BENCH_ARGS)
+
 ##@ Build
 
 .PHONY: build

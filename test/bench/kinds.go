@@ -1,0 +1,141 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/resources/memcached"
+	"github.com/appkeeper/appkeeper/internal/resources/podset"
+	"github.com/appkeeper/appkeeper/internal/resources/webserver"
+)
+
+// benchKind is one kind under benchmark: how to write an instance of size 1, the children the
+// operator would make for it (which the floor creates itself), and which child shows readiness.
+type benchKind struct {
+	name string
+	spec map[string]any
+	// typed receives the defaulted custom resource, to build the children from.
+	typed func() client.Object
+	// children are the objects the operator creates for cr, without owner references.
+	children func(cr client.Object) []client.Object
+	// primary is the child that becomes ready, named like the instance's main child.
+	primary      func() client.Object
+	primaryName  func(crName string) string
+	primaryReady func(client.Object) bool
+}
+
+var kinds = []benchKind{
+	{
+		name:  "WebServer",
+		spec:  map[string]any{"replicas": int64(1)},
+		typed: func() client.Object { return &appsv1alpha1.WebServer{} },
+		children: func(cr client.Object) []client.Object {
+			ws := cr.(*appsv1alpha1.WebServer)
+			return []client.Object{
+				typedFrom[appsv1.Deployment](webserver.Deployment(ws)),
+				typedFrom[corev1.Service](webserver.Service(ws)),
+			}
+		},
+		primary:     func() client.Object { return &appsv1.Deployment{} },
+		primaryName: func(name string) string { return name },
+		primaryReady: func(obj client.Object) bool {
+			d := obj.(*appsv1.Deployment)
+			return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= *d.Spec.Replicas
+		},
+	},
+	{
+		name:  "Memcached",
+		spec:  map[string]any{"size": int64(1)},
+		typed: func() client.Object { return &appsv1alpha1.Memcached{} },
+		children: func(cr client.Object) []client.Object {
+			mc := cr.(*appsv1alpha1.Memcached)
+			return []client.Object{
+				typedFrom[appsv1.StatefulSet](memcached.StatefulSet(mc)),
+				typedFrom[corev1.Service](memcached.Service(mc)),
+			}
+		},
+		primary:     func() client.Object { return &appsv1.StatefulSet{} },
+		primaryName: func(name string) string { return name },
+		primaryReady: func(obj client.Object) bool {
+			s := obj.(*appsv1.StatefulSet)
+			return s.Status.ObservedGeneration >= s.Generation && s.Status.ReadyReplicas >= *s.Spec.Replicas
+		},
+	},
+	{
+		name: "PodSet",
+		spec: map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "sleep", "image": "busybox:1.36", "command": []any{"sleep", "3600"}}},
+		}}},
+		typed: func() client.Object { return &appsv1alpha1.PodSet{} },
+		children: func(cr client.Object) []client.Object {
+			ps := cr.(*appsv1alpha1.PodSet)
+			pod := podset.Pod(ps, 0, podset.TemplateHash(&ps.Spec.Template))
+			pod.OwnerReferences = nil
+			return []client.Object{pod}
+		},
+		primary:     func() client.Object { return &corev1.Pod{} },
+		primaryName: func(name string) string { return name + "-0" },
+		primaryReady: func(obj client.Object) bool {
+			for _, c := range obj.(*corev1.Pod).Status.Conditions {
+				if c.Type == corev1.PodReady {
+					return c.Status == corev1.ConditionTrue
+				}
+			}
+			return false
+		},
+	},
+}
+
+// newCR is an instance of k named name in ns.
+func (k benchKind) newCR(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": appsv1alpha1.GroupVersion.String(),
+		"kind":       k.name,
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec":       runtime.DeepCopyJSONValue(k.spec),
+	}}
+}
+
+// typedFrom converts an apply configuration to its typed object, dropping the owner references
+// that only the operator's objects carry.
+func typedFrom[T any, PT interface {
+	*T
+	client.Object
+}](ac any) client.Object {
+	raw, err := json.Marshal(ac)
+	if err != nil {
+		panic(fmt.Sprintf("marshal %T: %v", ac, err))
+	}
+	obj := PT(new(T))
+	if err := json.Unmarshal(raw, obj); err != nil {
+		panic(fmt.Sprintf("unmarshal into %T: %v", obj, err))
+	}
+	obj.SetOwnerReferences(nil)
+	return obj
+}
+
+// crAvailable is true when an appkeeper resource reports Available=True for its generation.
+func crAvailable(obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return false
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conditions {
+		c, ok := raw.(map[string]any)
+		if !ok || c["type"] != appsv1alpha1.ConditionAvailable {
+			continue
+		}
+		generation, _, _ := unstructured.NestedInt64(c, "observedGeneration")
+		return c["status"] == string(metav1.ConditionTrue) && generation == u.GetGeneration()
+	}
+	return false
+}

@@ -1,0 +1,137 @@
+// Command bench measures the operator on the local cluster against the cluster's own speed: for
+// each kind and size it times a plain client creating the same children (the floor) and the
+// operator creating them from custom resources, and reads the operator's requests, idle writes,
+// memory, CPU, reconcile latency and self-heal time. Run it with `make bench`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/appkeeper/appkeeper/config/crd"
+	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/operator"
+)
+
+type options struct {
+	sizes        []int
+	kinds        map[string]bool
+	idle         time.Duration
+	selfHeals    int
+	unrelated    int
+	nodes        int
+	binary       string
+	dir          string
+	resultsDir   string
+	operatorArgs []string
+}
+
+func parseFlags() (options, error) {
+	var o options
+	sizes := flag.String("n", "100,1000", "comma-separated numbers of instances per kind")
+	large := flag.Bool("large", false, "also run 3000 instances per kind (long)")
+	kindList := flag.String("kinds", "WebServer,Memcached,PodSet", "comma-separated kinds to measure")
+	flag.DurationVar(&o.idle, "idle", 60*time.Second, "how long to watch the converged operator for writes")
+	flag.IntVar(&o.selfHeals, "self-heals", 20, "children deleted one at a time to time their return")
+	flag.IntVar(&o.unrelated, "unrelated", 10000, "unrelated ConfigMaps, Secrets and Pods created in other namespaces first")
+	flag.IntVar(&o.nodes, "nodes", 10, "simulated nodes")
+	flag.StringVar(&o.binary, "operator", "bin/appkeeper", "the operator binary, run out of process")
+	flag.StringVar(&o.dir, "dir", ".appkeeper/bench", "state directory of the local cluster")
+	flag.StringVar(&o.resultsDir, "results", "test/bench/results", "where to write <date>.md and latest.json")
+	operatorArgs := flag.String("operator-args", "", "extra flags for the operator, space-separated")
+	flag.Parse()
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-n: %q is not a positive number", s)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if *large {
+		o.sizes = append(o.sizes, 3000)
+	}
+	o.kinds = map[string]bool{}
+	for _, k := range strings.Split(*kindList, ",") {
+		o.kinds[strings.TrimSpace(k)] = true
+	}
+	o.operatorArgs = strings.Fields(*operatorArgs)
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	crds, err := crd.Definitions()
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	progress("starting the local cluster with %d nodes in %s", o.nodes, dir)
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: o.nodes, CRDs: crds})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cluster.Stop() }()
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, cluster: cluster, c: c, dir: dir}
+	progress("creating %d unrelated objects", o.unrelated)
+	if err := b.createUnrelated(ctx); err != nil {
+		return err
+	}
+	floorSingle, err := b.floorSingle(ctx)
+	if err != nil {
+		return err
+	}
+	progress("floor: one Deployment Available in %s", floorSingle)
+	var results []result
+	for _, k := range kinds {
+		if !o.kinds[k.name] {
+			continue
+		}
+		for _, n := range o.sizes {
+			progress("%s × %d", k.name, n)
+			r, err := b.measure(ctx, k, n)
+			if err != nil {
+				return fmt.Errorf("%s × %d: %w", k.name, n, err)
+			}
+			r.FloorSingleMS = ms(floorSingle)
+			results = append(results, r)
+			progress("%s", r.row())
+		}
+	}
+	return writeResults(o.resultsDir, results)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
