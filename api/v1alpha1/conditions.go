@@ -42,4 +42,5 @@ const (
 	EventUpgrading = "Upgrading"
 	EventUpgraded  = "Upgraded"
 	EventFailed    = "ReconcileFailed"
+	EventReplaced  = "Replaced"
 )

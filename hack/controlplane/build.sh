@@ -23,4 +23,6 @@ if [ ! -x "$dest/kwok" ]; then
 	# The kwok module ships its stage definitions; the local cluster needs them at run time.
 	stages=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$kwok_version/kustomize/stage
 	rm -rf "$dest/kwok-stages" && cp -r "$stages" "$dest/kwok-stages" && chmod -R u+w "$dest/kwok-stages"
+	# Only the YAML is needed; the module's Go test files would otherwise join ./... of the project.
+	find "$dest/kwok-stages" -type f ! -name '*.yaml' -delete
 fi

@@ -23,6 +23,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/memcached"
+	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
 )
 
@@ -80,8 +82,12 @@ func Scheme() *runtime.Scheme {
 func managedObjects() map[client.Object]cache.ByObject {
 	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue})}
 	return map[client.Object]cache.ByObject{
-		&appsv1.Deployment{}: managed,
-		&corev1.Service{}:    managed,
+		&appsv1.Deployment{}:  managed,
+		&appsv1.StatefulSet{}: managed,
+		&corev1.Service{}:     managed,
+		// Memcached lists its member pods for status.nodes and PodSet owns bare pods; both carry
+		// the label too.
+		&corev1.Pod{}: managed,
 	}
 }
 
@@ -126,6 +132,19 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
+	}
+	if err := (&memcached.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder(Name),
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the Memcached controller: %w", err)
+	}
+	if err := (&podset.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder(Name),
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
 	return mgr, nil
 }

@@ -1,0 +1,151 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AnnotationTemplateHash records on each pod the hash of the PodSet template it was created from,
+// so that a template change finds the pods to replace without comparing pod specs, which the API
+// server defaults and the scheduler fills in.
+const AnnotationTemplateHash = "apps.appkeeper.dev/template-hash"
+
+// PodSetPodNamesLimit bounds status.podNames, so that a large PodSet keeps a small status.
+const PodSetPodNamesLimit = 256
+
+// PodSetTemplateMetadata is the part of a pod's metadata a PodSet template may set.
+type PodSetTemplateMetadata struct {
+	// Labels are added to every pod; they cannot override the labels the operator selects on.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// Annotations are added to every pod.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PodSetTemplate is the pod every replica runs, in the shape of a Deployment's pod template. It
+// declares the metadata it keeps instead of embedding metav1.ObjectMeta, whose schema
+// controller-gen leaves empty, so that the API server would prune the labels and annotations.
+type PodSetTemplate struct {
+	// Metadata holds the labels and annotations of the pods.
+	// +optional
+	Metadata PodSetTemplateMetadata `json:"metadata,omitempty"`
+
+	// Spec is the spec of every pod.
+	// +kubebuilder:validation:XValidation:rule="size(self.containers) > 0",message="spec.template.spec.containers must list at least one container"
+	// +required
+	Spec corev1.PodSpec `json:"spec"`
+}
+
+// PodSetSpec is the set of pods a user asks for.
+type PodSetSpec struct {
+	// Replicas is the number of pods.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Template is the pod each replica runs. A change replaces every pod, maxUnavailable at a time.
+	// +required
+	Template PodSetTemplate `json:"template"`
+
+	// MaxUnavailable is how many of the desired pods may be missing or not ready while pods of an
+	// old template are replaced.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxUnavailable int32 `json:"maxUnavailable,omitempty"`
+}
+
+// PodSetStatus is what the operator observed of the pods.
+type PodSetStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of pods that exist and are not terminating, of any template.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of those pods that are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// UpdatedReplicas is the number of those pods created from the current template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+
+	// PodNames are the names of those pods in ordinal order, at most 256 of them.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	PodNames []string `json:"podNames,omitempty"`
+
+	// Selector selects the pods, for the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// TemplateHash is the hash of the template every pod was created from, once a rollout to it
+	// has completed; pods carry theirs in the apps.appkeeper.dev/template-hash annotation.
+	// +optional
+	TemplateHash string `json:"templateHash,omitempty"`
+
+	// Conditions are Available, Progressing and Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// PodSet runs a number of bare pods from one template, owned directly by the PodSet. Its name is
+// the value of its pods' app.kubernetes.io/instance label, hence the limit of 63 characters.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=pset,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name of a PodSet must be at most 63 characters: it is the value of its pods' app.kubernetes.io/instance label"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PodSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodSetSpec   `json:"spec"`
+	Status PodSetStatus `json:"status,omitempty"`
+}
+
+// PodSetList is a list of PodSets.
+// +kubebuilder:object:root=true
+type PodSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodSet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&PodSet{}, &PodSetList{})
+}
+
+// SelectorLabels select this PodSet's pods and no others.
+func (ps *PodSet) SelectorLabels() map[string]string {
+	return map[string]string{LabelName: "podset", LabelInstance: ps.Name}
+}
+
+// DesiredReplicas is spec.replicas with its default applied.
+func (ps *PodSet) DesiredReplicas() int32 {
+	if ps.Spec.Replicas == nil {
+		return 1
+	}
+	return *ps.Spec.Replicas
+}
+
+// MaxUnavailableReplicas is spec.maxUnavailable with its default applied.
+func (ps *PodSet) MaxUnavailableReplicas() int32 {
+	if ps.Spec.MaxUnavailable < 1 {
+		return 1
+	}
+	return ps.Spec.MaxUnavailable
+}

@@ -1,0 +1,134 @@
+// Package memcached runs Memcacheds: it keeps each one's StatefulSet and headless Service as the
+// spec says and reports in the status which members are ready to serve.
+package memcached
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
+)
+
+// Reconciler reconciles Memcacheds.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile applies the Memcached's children and writes its status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	mc := &appsv1alpha1.Memcached{}
+	if err := r.Client.Get(ctx, req.NamespacedName, mc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !mc.DeletionTimestamp.IsZero() {
+		// Owner references hand the children to the garbage collector; nothing else to clean up.
+		return ctrl.Result{}, nil
+	}
+	original := mc.DeepCopy()
+	sts := &appsv1.StatefulSet{}
+	defer func() {
+		observed := sts
+		if sts.UID == "" {
+			observed = nil
+		}
+		// The pods are read even when a step failed, so that a passing error does not empty
+		// status.nodes while the members keep serving.
+		pods, listErr := r.listPods(ctx, mc)
+		mc.Status = computeStatus(mc, observed, pods, errors.Join(err, listErr))
+		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
+			func(m *appsv1alpha1.Memcached) any { return m.Status }))
+	}()
+
+	if err := r.reconcileService(ctx, mc); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileStatefulSet(ctx, mc, sts)
+}
+
+func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
+	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+		&corev1.Service{}, resources.Service(mc), corev1ac.ExtractService)
+	if err != nil {
+		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+	}
+	if result == reconcile.Created {
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created headless Service %s", mc.ChildName())
+	}
+	return nil
+}
+
+// reconcileStatefulSet applies the StatefulSet; sts receives the StatefulSet as it was before the
+// apply, which is what the status describes until the StatefulSet controller acts on the change.
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) error {
+	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+		sts, resources.StatefulSet(mc), appsv1ac.ExtractStatefulSet)
+	if err != nil {
+		return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+	}
+	switch {
+	case result == reconcile.Created:
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
+	case result == reconcile.Updated && sts.Spec.Replicas != nil && *sts.Spec.Replicas != mc.DesiredSize():
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+			"scaled from %d to %d members", *sts.Spec.Replicas, mc.DesiredSize())
+	}
+	return nil
+}
+
+// listPods reads the pods carrying mc's selector labels from the cache, which holds the pods of the
+// StatefulSet because its template carries the managed-by label.
+func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) ([]corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(mc.Namespace), client.MatchingLabels(mc.SelectorLabels())); err != nil {
+		return nil, fmt.Errorf("pods of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+	}
+	return pods.Items, nil
+}
+
+// podToMemcached maps a member pod to its Memcached through the instance label, so that a member
+// becoming ready or going away updates status.nodes. The StatefulSet, not the Memcached, owns the
+// pods, so Owns cannot make this link.
+func podToMemcached(_ context.Context, pod client.Object) []ctrl.Request {
+	l := pod.GetLabels()
+	if l[appsv1alpha1.LabelName] != appsv1alpha1.MemcachedAppName || l[appsv1alpha1.LabelInstance] == "" {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: l[appsv1alpha1.LabelInstance]}}}
+}
+
+// SetupWithManager registers the controller; it reacts to changes of a Memcached's spec, of its
+// children and of its member pods, and never polls.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("memcached").
+		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToMemcached)).
+		WithOptions(options).
+		Complete(r)
+}

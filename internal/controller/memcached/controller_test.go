@@ -1,0 +1,393 @@
+package memcached_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+var k8s client.Client
+
+// TestMain runs every test against a real kube-apiserver with the operator's manager running. There
+// is no kube-controller-manager here, so the tests play its part: they write StatefulSet status and
+// create the member pods.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
+		os.Exit(1)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Println("start envtest:", err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := operator.NewManager(cfg, operator.DefaultOptions())
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("manager:", err)
+			os.Exit(1)
+		}
+	}()
+	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const timeout = 20 * time.Second
+
+// newNamespace gives each test a namespace of its own.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "mc-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func createMemcached(t *testing.T, ns string, size int32, mutate func(*appsv1alpha1.Memcached)) *appsv1alpha1.Memcached {
+	t.Helper()
+	mc := &appsv1alpha1.Memcached{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns},
+		Spec:       appsv1alpha1.MemcachedSpec{Size: ptr.To(size)},
+	}
+	if mutate != nil {
+		mutate(mc)
+	}
+	if err := k8s.Create(context.Background(), mc); err != nil {
+		t.Fatal(err)
+	}
+	return mc
+}
+
+func get[T client.Object](t *testing.T, ns, name string, obj T) T {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// childrenExist waits for the Memcached's StatefulSet and Service and returns them.
+func childrenExist(t *testing.T, ns string) (*appsv1.StatefulSet, *corev1.Service) {
+	t.Helper()
+	sts, svc := &appsv1.StatefulSet{}, &corev1.Service{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
+			return err
+		}
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, svc)
+	})
+	return sts, svc
+}
+
+// runMembers does what the StatefulSet controller and the kubelet would: it makes the pods
+// cache-0 to cache-<n-1> from the StatefulSet's template, marks them ready and writes the
+// StatefulSet's status.
+func runMembers(t *testing.T, ns string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	sts := get(t, ns, "cache", &appsv1.StatefulSet{})
+	for i := range n {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: fmt.Sprintf("cache-%d", i), Namespace: ns, Labels: sts.Spec.Template.Labels,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))},
+			},
+			Spec: sts.Spec.Template.Spec,
+		}
+		if err := k8s.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		setPodReady(t, ns, pod.Name, true)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		sts := &appsv1.StatefulSet{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
+			return err
+		}
+		r := int32(n)
+		sts.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: sts.Generation, Replicas: r, ReadyReplicas: r, AvailableReplicas: r, UpdatedReplicas: r,
+			CurrentRevision: "cache-1", UpdateRevision: "cache-1",
+		}
+		return k8s.Status().Update(ctx, sts)
+	})
+}
+
+func setPodReady(t *testing.T, ns, name string, ready bool) {
+	t.Helper()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		pod := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+			return err
+		}
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status, LastTransitionTime: metav1.Now()}}
+		return k8s.Status().Update(ctx, pod)
+	})
+}
+
+// waitStatus waits until the Memcached reports nodes and condType at status for its generation.
+func waitStatus(t *testing.T, ns string, nodes []string, condType string, status metav1.ConditionStatus) *appsv1alpha1.Memcached {
+	t.Helper()
+	mc := &appsv1alpha1.Memcached{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
+			return err
+		}
+		if !slices.Equal(mc.Status.Nodes, nodes) {
+			return fmt.Errorf("status.nodes = %q, want %q", mc.Status.Nodes, nodes)
+		}
+		return testutil.ConditionIs(mc.Status.Conditions, mc.Generation, condType, status)
+	})
+	return mc
+}
+
+func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
+	ns := newNamespace(t)
+	mc := createMemcached(t, ns, 3, func(mc *appsv1alpha1.Memcached) {
+		mc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}
+	})
+	sts, svc := childrenExist(t, ns)
+	for _, child := range []client.Object{sts, svc} {
+		owner := metav1.GetControllerOf(child)
+		if owner == nil || owner.UID != mc.UID || owner.Kind != "Memcached" {
+			t.Errorf("%T owner = %+v, want the Memcached", child, owner)
+		}
+	}
+	c := sts.Spec.Template.Spec.Containers[0]
+	if *sts.Spec.Replicas != 3 || sts.Spec.ServiceName != "cache" || sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement ||
+		c.Image != appsv1alpha1.DefaultMemcachedImage || !slices.Equal(c.Args, []string{"-p", "11211", "-U", "0", "-m", "102"}) {
+		t.Errorf("statefulset replicas/serviceName/policy/image/args = %d/%s/%s/%s/%q",
+			*sts.Spec.Replicas, sts.Spec.ServiceName, sts.Spec.PodManagementPolicy, c.Image, c.Args)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Ports[0].Port != 11211 {
+		t.Errorf("service clusterIP/port = %s/%d", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	}
+	waitStatus(t, ns, nil, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
+
+	runMembers(t, ns, 3)
+	got := waitStatus(t, ns, []string{"cache-0", "cache-1", "cache-2"}, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+	if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+		t.Error(err)
+	}
+	if got.Status.Size != 3 || got.Status.ReadyReplicas != 3 || got.Status.Selector == "" {
+		t.Errorf("status = %+v", got.Status)
+	}
+
+	// A member that stops being ready leaves status.nodes at once.
+	setPodReady(t, ns, "cache-1", false)
+	waitStatus(t, ns, []string{"cache-0", "cache-2"}, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
+	wantEvents(t, ns, appsv1alpha1.EventCreated)
+}
+
+func TestScaledToZero(t *testing.T) {
+	ns := newNamespace(t)
+	createMemcached(t, ns, 0, nil)
+	childrenExist(t, ns)
+	runMembers(t, ns, 0)
+	mc := waitStatus(t, ns, nil, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+	c := meta.FindStatusCondition(mc.Status.Conditions, appsv1alpha1.ConditionAvailable)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != appsv1alpha1.ReasonScaledToZero || c.Message == "" {
+		t.Errorf("Available = %+v, want False, ScaledToZero, with a message", c)
+	}
+}
+
+func TestScaleSubresource(t *testing.T) {
+	ns := newNamespace(t)
+	createMemcached(t, ns, 1, nil)
+	childrenExist(t, ns)
+	mc := &appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns}}
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	if err := k8s.SubResource("scale").Update(context.Background(), mc, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if sts := get(t, ns, "cache", &appsv1.StatefulSet{}); *sts.Spec.Replicas != 4 {
+			return fmt.Errorf("statefulset replicas = %d", *sts.Spec.Replicas)
+		}
+		return nil
+	})
+	runMembers(t, ns, 4)
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		got := &autoscalingv1.Scale{}
+		if err := k8s.SubResource("scale").Get(ctx, mc, got); err != nil {
+			return err
+		}
+		if got.Status.Replicas != 4 || !strings.Contains(got.Status.Selector, "app.kubernetes.io/instance=cache") {
+			return fmt.Errorf("scale status = %+v", got.Status)
+		}
+		return nil
+	})
+	wantEvents(t, ns, appsv1alpha1.EventScaled)
+}
+
+func TestDriftIsRestored(t *testing.T) {
+	ns := newNamespace(t)
+	createMemcached(t, ns, 2, nil)
+	sts, svc := childrenExist(t, ns)
+
+	pod := &sts.Spec.Template.Spec
+	sts.Spec.Replicas = ptr.To[int32](7)
+	pod.Containers[0].Image = "evil:latest"
+	pod.Containers[0].Args = []string{"-m", "4096"}
+	pod.SecurityContext.RunAsNonRoot = ptr.To(false)
+	delete(sts.Labels, appsv1alpha1.LabelManagedBy)
+	if err := k8s.Update(context.Background(), sts); err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].Port = 9999
+	svc.Spec.Selector = map[string]string{"app": "other"}
+	if err := k8s.Update(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		sts := get(t, ns, "cache", &appsv1.StatefulSet{})
+		pod := sts.Spec.Template.Spec
+		c := pod.Containers[0]
+		if *sts.Spec.Replicas != 2 || c.Image != appsv1alpha1.DefaultMemcachedImage || !slices.Equal(c.Args, []string{"-p", "11211", "-U", "0"}) ||
+			!*pod.SecurityContext.RunAsNonRoot || sts.Labels[appsv1alpha1.LabelManagedBy] != appsv1alpha1.ManagedByValue {
+			return fmt.Errorf("statefulset not restored: replicas %d image %s args %q labels %v", *sts.Spec.Replicas, c.Image, c.Args, sts.Labels)
+		}
+		svc := get(t, ns, "cache", &corev1.Service{})
+		if svc.Spec.Ports[0].Port != 11211 || svc.Spec.Selector[appsv1alpha1.LabelInstance] != "cache" || svc.Spec.Selector["app"] != "" {
+			return fmt.Errorf("service not restored: port %d selector %v", svc.Spec.Ports[0].Port, svc.Spec.Selector)
+		}
+		return nil
+	})
+}
+
+func TestDeletedChildrenAreRecreated(t *testing.T) {
+	ns := newNamespace(t)
+	createMemcached(t, ns, 1, nil)
+	sts, svc := childrenExist(t, ns)
+	for _, child := range []client.Object{svc, sts} {
+		if err := k8s.Delete(context.Background(), child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		newSts, newSvc := &appsv1.StatefulSet{}, &corev1.Service{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), newSts); err != nil {
+			return err
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(svc), newSvc); err != nil {
+			return err
+		}
+		if newSts.UID == sts.UID || newSvc.UID == svc.UID {
+			return fmt.Errorf("children not replaced yet")
+		}
+		return nil
+	})
+}
+
+func TestIdleMemcachedMakesNoWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createMemcached(t, ns, 2, nil)
+	childrenExist(t, ns)
+	runMembers(t, ns, 2)
+	waitStatus(t, ns, []string{"cache-0", "cache-1"}, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+
+	versions := func() string {
+		return strings.Join([]string{
+			get(t, ns, "cache", &appsv1alpha1.Memcached{}).ResourceVersion,
+			get(t, ns, "cache", &appsv1.StatefulSet{}).ResourceVersion,
+			get(t, ns, "cache", &corev1.Service{}).ResourceVersion,
+		}, "/")
+	}
+	// Let the status write caused by readiness settle before watching for silence.
+	time.Sleep(time.Second)
+	before := versions()
+	for range 5 {
+		time.Sleep(time.Second)
+		if after := versions(); after != before {
+			t.Fatalf("an idle Memcached's objects changed: %s -> %s", before, after)
+		}
+	}
+}
+
+func TestInvalidSpecsAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	for i, tt := range testutil.InvalidSpecs {
+		if tt.Kind != "Memcached" {
+			continue
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
+				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
+				"spec":     tt.Spec,
+			}}
+			err := k8s.Create(context.Background(), obj)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
+				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
+			}
+		})
+	}
+}
+
+func wantEvents(t *testing.T, ns string, reasons ...string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		events := &eventsv1.EventList{}
+		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range events.Items {
+			seen[e.Reason] = true
+		}
+		for _, r := range reasons {
+			if !seen[r] {
+				return fmt.Errorf("no %s event among %v", r, seen)
+			}
+		}
+		return nil
+	})
+}

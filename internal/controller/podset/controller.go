@@ -1,0 +1,161 @@
+// Package podset runs PodSets: it keeps spec.replicas bare pods of the current template, owned by
+// the PodSet, replacing pods of an older template maxUnavailable at a time.
+package podset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
+)
+
+// Reconciler reconciles PodSets.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads past the cache. It tells a pod this PodSet created moments ago, which the
+	// cache has not seen yet, from a pod that somebody else holds under a wanted name.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets/status,verbs=get;patch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile creates and deletes the PodSet's pods as planPods decides and writes its status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	ps := &appsv1alpha1.PodSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ps.DeletionTimestamp.IsZero() {
+		// Owner references hand the pods to the garbage collector; nothing else to clean up.
+		return ctrl.Result{}, nil
+	}
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(ps.Namespace), client.MatchingLabels(ps.SelectorLabels())); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
+	}
+	original := ps.DeepCopy()
+	hash := resources.TemplateHash(&ps.Spec.Template)
+	pods := list.Items
+	defer func() {
+		ps.Status = computeStatus(ps, hash, pods, err)
+		r.recordUpgrade(original, ps)
+		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ps,
+			func(p *appsv1alpha1.PodSet) any { return p.Status }))
+	}()
+
+	p := planPods(ps, hash, pods)
+	r.recordScale(original)
+	pods, err = r.execute(ctx, ps, hash, pods, p)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// execute carries out p and returns the pods as they stand afterwards: those observed, minus the
+// ones deleted, plus the ones created. It stops at the first error.
+func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, p plan) ([]corev1.Pod, error) {
+	deleted := map[types.UID]bool{}
+	var err error
+	for _, d := range p.delete {
+		if err = r.deletePod(ctx, d.pod); err != nil {
+			break
+		}
+		deleted[d.pod.UID] = true
+	}
+	after := make([]corev1.Pod, 0, len(pods)+len(p.create))
+	for i := range pods {
+		if !deleted[pods[i].UID] {
+			after = append(after, pods[i])
+		}
+	}
+	r.recordDeletions(ps, p.delete, deleted)
+	if err != nil {
+		return after, err
+	}
+	created, taken, err := r.createPods(ctx, ps, hash, p.create)
+	after = append(after, created...)
+	if err != nil {
+		return after, err
+	}
+	if taken = append(p.taken, taken...); len(taken) > 0 {
+		return after, fmt.Errorf("pods %s exist but are not controlled by this PodSet: delete or rename them",
+			strings.Join(taken, ", "))
+	}
+	return after, nil
+}
+
+// deletePod deletes pod, and only that pod: the name of a pod deleted earlier may already belong to
+// its replacement, which a cache that lags behind does not show yet.
+func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
+
+// createPods creates the pods at ordinals, all in this pass. A name that exists already is either a
+// pod the cache has not shown yet, which is returned with the created ones, or a pod the PodSet does
+// not control, whose name is returned in taken.
+func (r *Reconciler) createPods(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, ordinals []int) (created []corev1.Pod, taken []string, err error) {
+	var names []string
+	defer func() { r.recordCreations(ps, names) }()
+	for _, ordinal := range ordinals {
+		pod := resources.Pod(ps, ordinal, hash)
+		err := r.Client.Create(ctx, pod, client.FieldOwner(reconcile.FieldOwner))
+		if apierrors.IsAlreadyExists(err) {
+			err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+			case metav1.IsControlledBy(pod, ps):
+				created = append(created, *pod)
+				continue
+			default:
+				taken = append(taken, pod.Name)
+				continue
+			}
+		}
+		if err != nil {
+			return created, taken, fmt.Errorf("create pod %s: %w", pod.Name, err)
+		}
+		created = append(created, *pod)
+		names = append(names, pod.Name)
+	}
+	return created, taken, nil
+}
+
+// SetupWithManager registers the controller; it reacts to changes of a PodSet's spec and to every
+// change of its pods, and never polls.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podset").
+		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.Pod{}).
+		WithOptions(options).
+		Complete(r)
+}

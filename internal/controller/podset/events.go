@@ -1,0 +1,77 @@
+package podset
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+// eventNames is how many pod names an event lists; a PodSet of hundreds of pods keeps short events.
+const eventNames = 5
+
+// recordScale emits Scaled when a new spec of a PodSet seen before asks for another number of pods
+// than it had.
+func (r *Reconciler) recordScale(original *appsv1alpha1.PodSet) {
+	s := original.Status
+	if s.ObservedGeneration == 0 || s.ObservedGeneration == original.Generation || s.Replicas == original.DesiredReplicas() {
+		return
+	}
+	r.Recorder.Eventf(original, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+		"scaling from %d to %d pods", s.Replicas, original.DesiredReplicas())
+}
+
+// recordUpgrade emits Upgraded when a rollout to a new template has just completed.
+func (r *Reconciler) recordUpgrade(original, ps *appsv1alpha1.PodSet) {
+	if original.Status.TemplateHash != "" && ps.Status.TemplateHash != original.Status.TemplateHash {
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade",
+			"all %d pods run template %s", ps.Status.Replicas, ps.Status.TemplateHash)
+	}
+}
+
+// recordDeletions emits one event per kind of replacement this pass started; scaling down has had
+// its Scaled event.
+func (r *Reconciler) recordDeletions(ps *appsv1alpha1.PodSet, planned []deletion, deleted map[types.UID]bool) {
+	var old, failed, succeeded []string
+	for _, d := range planned {
+		switch {
+		case !deleted[d.pod.UID]:
+		case d.why == stale:
+			old = append(old, d.pod.Name)
+		case d.why == finished && d.pod.Status.Phase == corev1.PodFailed:
+			failed = append(failed, d.pod.Name)
+		case d.why == finished:
+			succeeded = append(succeeded, d.pod.Name)
+		}
+	}
+	if len(old) > 0 {
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
+			"replacing pods of an older template: deleted %s", nameList(old))
+	}
+	if len(failed) > 0 {
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeWarning, appsv1alpha1.EventReplaced, "Replace",
+			"deleted failed pods %s to replace them", nameList(failed))
+	}
+	if len(succeeded) > 0 {
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventReplaced, "Replace",
+			"deleted pods %s, whose containers exited, to replace them", nameList(succeeded))
+	}
+}
+
+func (r *Reconciler) recordCreations(ps *appsv1alpha1.PodSet, names []string) {
+	if len(names) > 0 {
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+			"created pods %s", nameList(names))
+	}
+}
+
+// nameList joins the first few names and counts the others.
+func nameList(names []string) string {
+	if len(names) <= eventNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:eventNames], ", "), len(names)-eventNames)
+}

@@ -1,0 +1,121 @@
+package podset
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
+)
+
+// counts are the pods of a PodSet that exist and are not terminating.
+type counts struct {
+	replicas, ready, updated int32
+}
+
+// computeStatus derives the status of ps from its pods as they stand after this pass (observed,
+// minus those it deleted, plus those it created), whose current template hash is hash, and from the
+// error of the pass, if any.
+func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, reconcileErr error) appsv1alpha1.PodSetStatus {
+	status := *ps.Status.DeepCopy()
+	status.ObservedGeneration = ps.Generation
+	status.Selector = labels.SelectorFromSet(ps.SelectorLabels()).String()
+
+	var c counts
+	var names []member
+	for i := range pods {
+		pod := &pods[i]
+		if !metav1.IsControlledBy(pod, ps) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		c.replicas++
+		if isReady(pod) {
+			c.ready++
+		}
+		if isCurrent(pod, hash) {
+			c.updated++
+		}
+		ordinal, _ := resources.Ordinal(ps, pod.Name)
+		names = append(names, member{pod, ordinal})
+	}
+	status.Replicas, status.ReadyReplicas, status.UpdatedReplicas = c.replicas, c.ready, c.updated
+	status.PodNames = podNames(names)
+
+	want := ps.DesiredReplicas()
+	// Between deleting a pod of an older template and creating its replacement, the counts alone
+	// look like a scale up; the hash of the last completed rollout tells the two apart.
+	rollingOut := c.updated < c.replicas || (status.TemplateHash != "" && status.TemplateHash != hash)
+	complete := c.replicas == want && c.updated == want && c.ready == want
+	if complete {
+		status.TemplateHash = hash
+	}
+	reconcile.SetConditions(&status.Conditions, ps.Generation,
+		available(want, c),
+		progressing(want, c, complete, rollingOut),
+		degraded(reconcileErr))
+	return status
+}
+
+// podNames lists the pods in ordinal order, which reads better than string order (web-2 before
+// web-10), keeping at most PodSetPodNamesLimit.
+func podNames(members []member) []string {
+	slices.SortFunc(members, func(a, b member) int { return a.ordinal - b.ordinal })
+	members = members[:min(len(members), appsv1alpha1.PodSetPodNamesLimit)]
+	if len(members) == 0 {
+		return nil
+	}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.pod.Name
+	}
+	return names
+}
+
+func available(want int32, c counts) reconcile.Condition {
+	cond := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+	switch {
+	case want == 0:
+		cond.Reason, cond.Message = appsv1alpha1.ReasonScaledToZero, "spec.replicas is 0: no pod serves"
+	case c.ready >= want:
+		cond.Status, cond.Reason = true, appsv1alpha1.ReasonAsExpected
+		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
+	case c.replicas == 0:
+		cond.Reason, cond.Message = appsv1alpha1.ReasonCreating, "no pod exists yet"
+	default:
+		cond.Reason = appsv1alpha1.ReasonReplicasNotReady
+		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
+	}
+	return cond
+}
+
+func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Condition {
+	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: true}
+	switch {
+	case complete:
+		cond.Status, cond.Reason = false, appsv1alpha1.ReasonRolloutComplete
+		cond.Message = fmt.Sprintf("%d pods ready, all from the current template", want)
+	case c.replicas == 0:
+		cond.Reason = appsv1alpha1.ReasonCreating
+		cond.Message = fmt.Sprintf("creating %d pods", want)
+	case rollingOut:
+		cond.Reason = appsv1alpha1.ReasonRollingOut
+		cond.Message = fmt.Sprintf("replacing pods of an older template: %d of %d from the current one", c.updated, want)
+	default:
+		cond.Reason = appsv1alpha1.ReasonScaling
+		cond.Message = fmt.Sprintf("scaling to %d pods: %d exist, %d ready", want, c.replicas, c.ready)
+	}
+	return cond
+}
+
+func degraded(reconcileErr error) reconcile.Condition {
+	cond := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+	if reconcileErr != nil {
+		cond.Status, cond.Reason, cond.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+	}
+	return cond
+}

@@ -1,0 +1,106 @@
+package podset
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestComputeStatus(t *testing.T) {
+	type want struct {
+		replicas, ready, updated         int32
+		names                            []string
+		available, progressing, degraded string // reasons; prefix "+" means status True
+		templateHash                     string
+	}
+	tests := []struct {
+		name     string
+		replicas int32
+		lastHash string // status.templateHash before the pass
+		pods     []corev1.Pod
+		err      error
+		want     want
+	}{
+		{"no pods yet", 3, "", nil, nil,
+			want{0, 0, 0, nil, "Creating", "+Creating", "AsExpected", ""}},
+		{"pods starting", 3, "", pods(testPod("web-0"), testPod("web-1", notReady), testPod("web-2", notReady)), nil,
+			want{3, 1, 3, []string{"web-0", "web-1", "web-2"}, "ReplicasNotReady", "+Scaling", "AsExpected", ""}},
+		{"all ready", 3, "", pods(testPod("web-2"), testPod("web-10"), testPod("web-0")), nil,
+			want{3, 3, 3, []string{"web-0", "web-2", "web-10"}, "+AsExpected", "RolloutComplete", "AsExpected", newHash}},
+		{"rolling out", 3, oldHash, pods(testPod("web-0", old), testPod("web-1"), testPod("web-2", notReady)), nil,
+			want{3, 2, 2, []string{"web-0", "web-1", "web-2"}, "ReplicasNotReady", "+RollingOut", "AsExpected", oldHash}},
+		{"rolling out, an old pod deleted and not yet replaced", 3, oldHash, pods(testPod("web-0", old), testPod("web-1")), nil,
+			want{2, 2, 1, []string{"web-0", "web-1"}, "ReplicasNotReady", "+RollingOut", "AsExpected", oldHash}},
+		{"rolling out, the last old pod replaced and not yet ready", 3, oldHash, pods(testPod("web-0"), testPod("web-1"), testPod("web-2", notReady)), nil,
+			want{3, 2, 3, []string{"web-0", "web-1", "web-2"}, "ReplicasNotReady", "+RollingOut", "AsExpected", oldHash}},
+		{"rollout complete", 3, oldHash, pods(testPod("web-0"), testPod("web-1"), testPod("web-2")), nil,
+			want{3, 3, 3, []string{"web-0", "web-1", "web-2"}, "+AsExpected", "RolloutComplete", "AsExpected", newHash}},
+		{"scaling up after a rollout", 3, newHash, pods(testPod("web-0"), testPod("web-1")), nil,
+			want{2, 2, 2, []string{"web-0", "web-1"}, "ReplicasNotReady", "+Scaling", "AsExpected", newHash}},
+		{"scaling down: terminating pods are not counted", 1, "", pods(testPod("web-0"), testPod("web-1", terminating)), nil,
+			want{1, 1, 1, []string{"web-0"}, "+AsExpected", "RolloutComplete", "AsExpected", newHash}},
+		{"more ready pods than wanted", 1, "", pods(testPod("web-0"), testPod("web-1")), nil,
+			want{2, 2, 2, []string{"web-0", "web-1"}, "+AsExpected", "+Scaling", "AsExpected", ""}},
+		{"foreign pods are not counted", 1, "", pods(testPod("web-0"), testPod("web-1", foreign), testPod("web-2", ownedByPrevious)), nil,
+			want{1, 1, 1, []string{"web-0"}, "+AsExpected", "RolloutComplete", "AsExpected", newHash}},
+		{"scaled to zero", 0, "", nil, nil,
+			want{0, 0, 0, nil, "ScaledToZero", "RolloutComplete", "AsExpected", newHash}},
+		{"pass failed", 2, "", pods(testPod("web-1")), errors.New("pods web-0 exist but are not controlled by this PodSet"),
+			want{1, 1, 1, []string{"web-1"}, "ReplicasNotReady", "+Scaling", "+ReconcileFailed", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := testPodSet(tt.replicas, 1)
+			ps.Generation = 7
+			ps.Status.TemplateHash = tt.lastHash
+			got := computeStatus(ps, newHash, tt.pods, tt.err)
+			if got.ObservedGeneration != 7 || got.Selector != "app.kubernetes.io/instance=web,app.kubernetes.io/name=podset" {
+				t.Errorf("observedGeneration/selector = %d/%q", got.ObservedGeneration, got.Selector)
+			}
+			w := tt.want
+			if got.Replicas != w.replicas || got.ReadyReplicas != w.ready || got.UpdatedReplicas != w.updated {
+				t.Errorf("replicas/ready/updated = %d/%d/%d, want %d/%d/%d",
+					got.Replicas, got.ReadyReplicas, got.UpdatedReplicas, w.replicas, w.ready, w.updated)
+			}
+			if got.TemplateHash != w.templateHash {
+				t.Errorf("templateHash = %q, want %q", got.TemplateHash, w.templateHash)
+			}
+			if !slices.Equal(got.PodNames, w.names) {
+				t.Errorf("podNames = %v, want %v", got.PodNames, w.names)
+			}
+			for condType, reason := range map[string]string{"Available": w.available, "Progressing": w.progressing, "Degraded": w.degraded} {
+				c := meta.FindStatusCondition(got.Conditions, condType)
+				wantStatus := metav1.ConditionFalse
+				if reason[0] == '+' {
+					wantStatus, reason = metav1.ConditionTrue, reason[1:]
+				}
+				if c == nil || c.Status != wantStatus || c.Reason != reason || c.ObservedGeneration != 7 {
+					t.Errorf("%s = %+v, want %s %s for generation 7", condType, c, wantStatus, reason)
+				}
+			}
+			// The same observation again gives the same status, so an idle PodSet writes nothing.
+			ps.Status = got
+			if again := computeStatus(ps, newHash, tt.pods, tt.err); !equality.Semantic.DeepEqual(again, got) {
+				t.Errorf("status changed on a second pass:\n%+v\n%+v", got, again)
+			}
+		})
+	}
+}
+
+func TestPodNamesAreBounded(t *testing.T) {
+	var observed []corev1.Pod
+	for i := 299; i >= 0; i-- {
+		observed = append(observed, testPod(fmt.Sprintf("web-%d", i)))
+	}
+	got := computeStatus(testPodSet(300, 1), newHash, observed, nil)
+	if got.Replicas != 300 || len(got.PodNames) != 256 || got.PodNames[0] != "web-0" || got.PodNames[255] != "web-255" {
+		t.Errorf("replicas %d, %d names from %s to %s; want 300, 256 from web-0 to web-255",
+			got.Replicas, len(got.PodNames), got.PodNames[0], got.PodNames[len(got.PodNames)-1])
+	}
+}
