@@ -99,14 +99,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startAPIServer(); err != nil {
 		return nil, err
 	}
+	// The CRDs are served before kube-controller-manager starts, so that its garbage collector
+	// knows the custom resources from its first discovery instead of its 30 s resync.
+	if err := c.installCRDs(opts.CRDs); err != nil {
+		return nil, err
+	}
 	c.log.Info("starting kube-controller-manager, kube-scheduler and kwok")
 	if err := c.startComponents(); err != nil {
 		return nil, err
 	}
 	if err := c.createNodesAndStorage(ctx); err != nil {
-		return nil, err
-	}
-	if err := c.installCRDs(opts.CRDs); err != nil {
 		return nil, err
 	}
 	if err := c.waitReady(ctx, opts.CRDs); err != nil {

@@ -52,7 +52,7 @@ type Options struct {
 // DefaultOptions are the options of an operator run in-process beside a local cluster: no
 // listeners, no leader election.
 func DefaultOptions() Options {
-	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 50, Burst: 100, MaxConcurrentReconciles: 4}
+	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 200, Burst: 500, MaxConcurrentReconciles: 4}
 }
 
 // BindFlags registers the manager's flags on fs, with o's values as defaults.

@@ -35,28 +35,31 @@ type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fiel
 // Apply makes the child match desired with server-side apply, forcing ownership of the fields the
 // operator sets so that a hand edit of any of them is undone. It compares desired with what the
 // operator last applied to the live object (read from the cache into live) and sends nothing when
-// they match, so an idle operator makes no writes. live is filled with the current object.
+// they match, so an idle operator makes no writes. live is left holding the object as the API
+// server has it after the call, so that status computed from it already reflects the change;
+// before is a copy of it from before the change, nil when it was created.
 func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	ctx context.Context, c client.Client, key client.ObjectKey, live T, desired AC, extract Extractor[T, AC],
-) (Result, error) {
-	result := Created
-	err := c.Get(ctx, key, live)
+) (result Result, before T, err error) {
+	result = Created
+	err = c.Get(ctx, key, live)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return Unchanged, fmt.Errorf("get %T %s: %w", live, key, err)
+		return Unchanged, before, fmt.Errorf("get %T %s: %w", live, key, err)
 	default:
 		result = Updated
+		before = live.DeepCopyObject().(T)
 		applied, err := extract(live, FieldOwner)
 		if err != nil {
-			return Unchanged, fmt.Errorf("extract %T %s: %w", live, key, err)
+			return Unchanged, before, fmt.Errorf("extract %T %s: %w", live, key, err)
 		}
 		same, err := sameJSON(applied, desired)
 		if err != nil {
-			return Unchanged, err
+			return Unchanged, before, err
 		}
 		if same {
-			return Unchanged, nil
+			return Unchanged, before, nil
 		}
 	}
 	err = c.Apply(ctx, desired, client.FieldOwner(FieldOwner), client.ForceOwnership)
@@ -66,9 +69,17 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 		err = replaceSpec(ctx, c, live, desired)
 	}
 	if err != nil {
-		return Unchanged, fmt.Errorf("apply %T %s: %w", live, key, err)
+		return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
 	}
-	return result, nil
+	// The client decoded the API server's answer into desired.
+	raw, err := json.Marshal(desired)
+	if err != nil {
+		return result, before, fmt.Errorf("marshal %T: %w", desired, err)
+	}
+	if err := json.Unmarshal(raw, live); err != nil {
+		return result, before, fmt.Errorf("decode applied %T %s: %w", live, key, err)
+	}
+	return result, before, nil
 }
 
 // replaceSpec writes desired's spec over the live object's whole spec and adds desired's labels,

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"

@@ -69,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
-	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
 		&corev1.Service{}, resources.Service(mc), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
@@ -80,10 +80,9 @@ func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memc
 	return nil
 }
 
-// reconcileStatefulSet applies the StatefulSet; sts receives the StatefulSet as it was before the
-// apply, which is what the status describes until the StatefulSet controller acts on the change.
+// reconcileStatefulSet applies the StatefulSet; sts receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) error {
-	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+	result, before, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
 		sts, resources.StatefulSet(mc), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
@@ -92,9 +91,9 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 	case result == reconcile.Created:
 		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
-	case result == reconcile.Updated && sts.Spec.Replicas != nil && *sts.Spec.Replicas != mc.DesiredSize():
+	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
 		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
-			"scaled from %d to %d members", *sts.Spec.Replicas, mc.DesiredSize())
+			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
-	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
 		&corev1.Service{}, resources.Service(ws), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -76,10 +76,9 @@ func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebS
 	return nil
 }
 
-// reconcileDeployment applies the Deployment; dep receives the Deployment as it was before the
-// apply, which is what the status describes until the Deployment controller acts on the change.
+// reconcileDeployment applies the Deployment; dep receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment) error {
-	result, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+	result, before, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
 		dep, resources.Deployment(ws), appsv1ac.ExtractDeployment)
 	if err != nil {
 		return fmt.Errorf("deployment of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -88,13 +87,13 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 	case result == reconcile.Created:
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
-	case result == reconcile.Updated && dep.Spec.Replicas != nil && *dep.Spec.Replicas != ws.DesiredReplicas():
+	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
-			"scaled from %d to %d replicas", *dep.Spec.Replicas, ws.DesiredReplicas())
+			"scaled from %d to %d replicas", *before.Spec.Replicas, ws.DesiredReplicas())
 	}
-	if result == reconcile.Updated && deploymentImage(dep) != ws.Spec.Image {
+	if result == reconcile.Updated && deploymentImage(before) != ws.Spec.Image {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
-			"rolling out %s, replacing %s", ws.Spec.Image, deploymentImage(dep))
+			"rolling out %s, replacing %s", ws.Spec.Image, deploymentImage(before))
 	}
 	return nil
 }
