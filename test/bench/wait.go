@@ -82,13 +82,6 @@ func (r *readiness) set(name string, ready bool) {
 	}
 }
 
-// isReady tells whether the object named name is ready now.
-func (r *readiness) isReady(name string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ready[name]
-}
-
 // waitCount waits until at least n objects are ready.
 func (r *readiness) waitCount(ctx context.Context, n int, timeout time.Duration) error {
 	return r.waitFor(ctx, timeout, func() bool { return len(r.ready) >= n }, func() string {
