@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -26,6 +28,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
 // Name is the manager's name in events, the leader election lock and the field manager.
@@ -99,7 +102,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.SecureMetrics {
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	cacheOptions := cache.Options{ByObject: managedObjects()}
+	cacheOptions := cache.Options{ByObject: managedObjects(), DefaultTransform: keepOwnManagedFields}
 	if o.Namespaces != "" {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range strings.Split(o.Namespaces, ",") {
@@ -147,4 +150,26 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
 	return mgr, nil
+}
+
+// keepOwnManagedFields drops from cached objects the managed-fields entries of every other field
+// manager: they are most of an object's metadata, and the operator only ever reads its own entry,
+// to tell whether an apply would change anything.
+func keepOwnManagedFields(obj any) (any, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return obj, nil //nolint:nilerr // a tombstone or other non-object passes unchanged
+	}
+	entries := accessor.GetManagedFields()
+	kept := entries[:0]
+	for _, e := range entries {
+		if e.Manager == reconcile.FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	accessor.SetManagedFields(kept)
+	return obj, nil
 }
