@@ -61,6 +61,8 @@ func (c *Cluster) startAPIServer() error {
 	// envtest turns the ServiceAccount admission plugin off because it runs no controllers;
 	// here kube-controller-manager creates the accounts, so pods get what a real cluster gives.
 	api.Configure().Disable("disable-admission-plugins")
+	// envtest's /24 holds 254 Services; benchmarks create thousands. Clear of kwok's pod CIDR.
+	api.Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
 	c.env = &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{
 			APIServer: api,

@@ -271,10 +271,27 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	}
 	r.IdleWrites60s = idle.writes() - converged.writes()
 	r.IdleReconciles60s = idle.reconciles - converged.reconciles
+	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
+		if d := idle.requests[method] - converged.requests[method]; d > 0 {
+			if r.IdleWritesByMethod == nil {
+				r.IdleWritesByMethod = map[string]float64{}
+			}
+			r.IdleWritesByMethod[method] = d
+		}
+	}
 	if r.RSSMiB, r.CPUS, err = op.usage(); err != nil {
 		return err
 	}
-	return b.selfHeal(ctx, k, ns, n, r)
+	if err := b.selfHeal(ctx, k, ns, n, r); err != nil {
+		return err
+	}
+	healed, err := op.metrics(ctx)
+	if err != nil {
+		return err
+	}
+	r.SteadyReconcileP50MS = round2(healed.quantile(idle, 0.50) * 1000)
+	r.SteadyReconcileP99MS = round2(healed.quantile(idle, 0.99) * 1000)
+	return nil
 }
 
 // selfHeal deletes the main child of some instances, one at a time, and times until it is back

@@ -22,17 +22,20 @@ type result struct {
 	Conflicts409          float64            `json:"conflicts_409"`
 	IdleWrites60s         float64            `json:"idle_writes_60s"`
 	IdleReconciles60s     float64            `json:"idle_reconciles_60s"`
+	IdleWritesByMethod    map[string]float64 `json:"idle_writes_by_method,omitempty"`
 	RSSMiB                float64            `json:"rss_mib"`
 	CPUS                  float64            `json:"cpu_s"`
 	ReconcileP50MS        float64            `json:"reconcile_p50_ms"`
 	ReconcileP99MS        float64            `json:"reconcile_p99_ms"`
+	SteadyReconcileP50MS  float64            `json:"steady_reconcile_p50_ms"`
+	SteadyReconcileP99MS  float64            `json:"steady_reconcile_p99_ms"`
 	SelfHealP50MS         float64            `json:"selfheal_p50_ms"`
 	SelfHealP99MS         float64            `json:"selfheal_p99_ms"`
 	FloorSingleMS         float64            `json:"floor_single_ms"`
 }
 
-const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB | CPU s | reconcile p50/p99 ms | self-heal p50/p99 ms | floor single ms |\n" +
-	"| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor single ms |\n" +
+	"| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 
 func (r result) row() string {
 	methods := make([]string, 0, len(r.CreationRequestsPerCR))
@@ -44,10 +47,10 @@ func (r result) row() string {
 	for _, m := range methods {
 		requests = append(requests, fmt.Sprintf("%s %.2f", m, r.CreationRequestsPerCR[m]))
 	}
-	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f / %.1f | %.0f / %.0f | %.0f |",
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f |",
 		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, strings.Join(requests, ", "), r.Conflicts409,
 		r.IdleWrites60s, r.IdleReconciles60s, r.RSSMiB, r.CPUS, r.ReconcileP50MS, r.ReconcileP99MS,
-		r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS)
+		r.SteadyReconcileP50MS, r.SteadyReconcileP99MS, r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS)
 }
 
 // writeResults prints the table and writes it to <dir>/<date>.md, and the figures to
