@@ -6,6 +6,8 @@ KUBE_VERSION          ?= v1.36.3
 KWOK_VERSION          ?= v0.8.0
 CONTROLLER_GEN_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# The operator's image: written into dist/install.yaml and built by docker-build.
+IMG                   ?= ghcr.io/appkeeper/appkeeper:latest
 
 BIN            := $(CURDIR)/bin
 CONTROLPLANE   := $(BIN)/controlplane-$(KUBE_VERSION)
@@ -28,10 +30,14 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the markers.
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
+.PHONY: sync-manifests
+sync-manifests: manifests ## Copy the generated CRDs and RBAC into config/crd/kustomization.yaml and the Helm chart.
+	bash hack/sync-manifests.sh
+
 .PHONY: check-generate
-check-generate: manifests generate ## Fail when generated files or go.mod are not committed.
+check-generate: manifests generate sync-manifests ## Fail when generated files or go.mod are not committed.
 	go mod tidy
-	git diff --exit-code -- . || { echo 'generated files are stale: run "make manifests generate" and "go mod tidy", then commit'; exit 1; }
+	git diff --exit-code -- . || { echo 'generated files are stale: run "make sync-manifests generate" and "go mod tidy", then commit'; exit 1; }
 
 .PHONY: fmt
 fmt: ## gofmt the tree.
@@ -46,7 +52,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
 	$(GOLANGCI_LINT) run --build-tags e2e ./...
 
 .PHONY: test
-test: build controlplane vet ## Everything CI runs: unit, envtest and end-to-end tests.
+test: build build-installer controlplane vet ## Everything CI runs: unit, envtest and end-to-end tests.
 	go test -count=1 ./...
 	go test -count=1 -tags e2e -timeout 30m ./test/e2e/...
 
@@ -55,7 +61,7 @@ test-unit: controlplane ## Unit and envtest tests only.
 	go test -count=1 ./...
 
 .PHONY: test-e2e
-test-e2e: build controlplane ## End-to-end scenarios on the local cluster.
+test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.
 	go test -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
 
 .PHONY: bench
@@ -67,6 +73,14 @@ bench: build controlplane ## Benchmarks on the local cluster; BENCH_ARGS=-large 
 .PHONY: build
 build: ## Build bin/appkeeper.
 	go build -o $(BIN)/appkeeper ./cmd/appkeeper
+
+.PHONY: build-installer
+build-installer: sync-manifests ## Write dist/install.yaml, everything a cluster needs to run appkeeper with image IMG.
+	go run ./hack/installer -config config/default -image $(IMG) -o dist/install.yaml
+
+.PHONY: docker-build
+docker-build: ## Build the operator's image IMG (needs a Docker engine).
+	docker build -t $(IMG) .
 
 .PHONY: controlplane
 controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.

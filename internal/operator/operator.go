@@ -26,15 +26,22 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
+	"github.com/appkeeper/appkeeper/internal/controller/mysql"
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
+	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
 // Name is the manager's name in events, the leader election lock and the field manager.
 const Name = "appkeeper"
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// Leader election holds a Lease in the operator's own namespace and records events there when the
+// lease changes hands; nothing else needs rights on Leases or core Events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=appkeeper-system,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups=core,namespace=appkeeper-system,resources=events,verbs=create;patch
+
+// The secure metrics endpoint authenticates and authorizes its clients through the API server.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
@@ -91,6 +98,11 @@ func managedObjects() map[client.Object]cache.ByObject {
 		// Memcached lists its member pods for status.nodes and PodSet owns bare pods; both carry
 		// the label too.
 		&corev1.Pod{}: managed,
+		// Only the Secrets appkeeper generates: a Secret a user references is read from the API
+		// server when needed, so the operator holds no copy of the cluster's other secrets.
+		&corev1.Secret{}:                managed,
+		&corev1.ConfigMap{}:             managed,
+		&corev1.PersistentVolumeClaim{}: managed,
 	}
 }
 
@@ -148,6 +160,20 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:  mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
+	}
+	if err := (&mysql.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder(Name),
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
+	}
+	if err := (&wordpress.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder(Name),
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
 	return mgr, nil
 }

@@ -1,0 +1,91 @@
+// Package installer renders the kustomize configuration in config/default into the objects a
+// cluster needs to run appkeeper: the manifest "make build-installer" writes to dist/install.yaml.
+package installer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// ImageName is the placeholder image of the manager container in config/manager.
+const ImageName = "appkeeper"
+
+// Build runs kustomize on the kustomization in dir (config/default) and sets the manager's image,
+// for example "ghcr.io/appkeeper/appkeeper:v0.1.0". It returns the objects as one YAML stream,
+// ordered so that kubectl can apply them in one pass.
+func Build(dir, image string) ([]byte, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	name, tag, digest := splitImage(image)
+	if name == "" {
+		return nil, fmt.Errorf("image %q has no name", image)
+	}
+	// An overlay in a scratch directory sets the image, so that config/ stays untouched.
+	overlay, err := os.MkdirTemp("", "appkeeper-installer-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(overlay) }()
+	// kustomize takes no absolute path as a resource.
+	rel, err := filepath.Rel(overlay, abs)
+	if err != nil {
+		return nil, err
+	}
+	kustomization := fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nsortOptions:\n  order: legacy\n"+
+		"resources:\n  - %q\nimages:\n  - name: %s\n    newName: %q\n", filepath.ToSlash(rel), ImageName, name)
+	if tag != "" {
+		kustomization += fmt.Sprintf("    newTag: %q\n", tag)
+	}
+	if digest != "" {
+		kustomization += fmt.Sprintf("    digest: %q\n", digest)
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		return nil, err
+	}
+	options := krusty.MakeDefaultOptions()
+	options.Reorder = krusty.ReorderOptionUnspecified // the kustomization's sortOptions decide
+	resources, err := krusty.MakeKustomizer(options).Run(filesys.MakeFsOnDisk(), overlay)
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
+	}
+	return resources.AsYaml()
+}
+
+// splitImage splits "registry:5000/repo/name:tag@sha256:…" into name, tag and digest.
+func splitImage(image string) (name, tag, digest string) {
+	name, digest, _ = strings.Cut(image, "@")
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name, tag = name[:i], name[i+1:]
+	}
+	return name, tag, digest
+}
+
+// Decode splits a YAML stream into objects, skipping empty documents.
+func Decode(data []byte) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objects []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objects, nil
+			}
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objects = append(objects, obj)
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package installer
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const (
+	configDir = "../../config/default"
+	chartDir  = "../../charts/appkeeper"
+	namespace = "appkeeper-system"
+)
+
+func TestSplitImage(t *testing.T) {
+	for _, tc := range []struct{ image, name, tag, digest string }{
+		{"appkeeper", "appkeeper", "", ""},
+		{"ghcr.io/appkeeper/appkeeper:v0.1.0", "ghcr.io/appkeeper/appkeeper", "v0.1.0", ""},
+		{"localhost:5000/appkeeper", "localhost:5000/appkeeper", "", ""},
+		{"localhost:5000/appkeeper:dev@sha256:abc", "localhost:5000/appkeeper", "dev", "sha256:abc"},
+	} {
+		name, tag, digest := splitImage(tc.image)
+		if name != tc.name || tag != tc.tag || digest != tc.digest {
+			t.Errorf("splitImage(%q) = %q, %q, %q; want %q, %q, %q", tc.image, name, tag, digest, tc.name, tc.tag, tc.digest)
+		}
+	}
+}
+
+// kustomized returns the objects of dist/install.yaml, keyed by kind/namespace/name.
+func kustomized(t *testing.T, image string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	data, err := Build(configDir, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return byKey(t, objects)
+}
+
+// rendered returns the chart's objects as `helm install --namespace appkeeper-system` renders them.
+func rendered(t *testing.T, values map[string]any) map[string]*unstructured.Unstructured {
+	t.Helper()
+	chart, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	options := common.ReleaseOptions{Name: "appkeeper", Namespace: namespace, Revision: 1, IsInstall: true}
+	renderValues, err := chartutil.ToRenderValues(chart, values, options, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(chart, renderValues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []*unstructured.Unstructured
+	for name, content := range files {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		decoded, err := Decode([]byte(content))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, content)
+		}
+		objects = append(objects, decoded...)
+	}
+	return byKey(t, objects)
+}
+
+func key(obj *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s/%s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+}
+
+func byKey(t *testing.T, objects []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+	t.Helper()
+	m := map[string]*unstructured.Unstructured{}
+	for _, obj := range objects {
+		if _, dup := m[key(obj)]; dup {
+			t.Fatalf("%s appears twice", key(obj))
+		}
+		m[key(obj)] = obj
+	}
+	return m
+}
+
+func keys(m map[string]*unstructured.Unstructured) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func field(t *testing.T, obj *unstructured.Unstructured, path ...string) any {
+	t.Helper()
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, path...)
+	if err != nil || !found {
+		t.Fatalf("%s: no %s (%v)", key(obj), strings.Join(path, "."), err)
+	}
+	return v
+}
+
+func container(t *testing.T, deployment *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	containers := field(t, deployment, "spec", "template", "spec", "containers").([]any)
+	if len(containers) != 1 {
+		t.Fatalf("%s has %d containers, want 1", key(deployment), len(containers))
+	}
+	return containers[0].(map[string]any)
+}
+
+func TestInstallManifest(t *testing.T) {
+	objects := kustomized(t, "ghcr.io/appkeeper/appkeeper:v0.1.0")
+	for _, want := range []string{
+		"Namespace//appkeeper-system",
+		"CustomResourceDefinition//memcacheds.apps.appkeeper.dev",
+		"CustomResourceDefinition//podsets.apps.appkeeper.dev",
+		"CustomResourceDefinition//webservers.apps.appkeeper.dev",
+		"ServiceAccount/appkeeper-system/appkeeper-manager",
+		"ClusterRole//appkeeper-manager",
+		"ClusterRoleBinding//appkeeper-manager",
+		"Role/appkeeper-system/appkeeper-manager",
+		"RoleBinding/appkeeper-system/appkeeper-manager",
+		"Deployment/appkeeper-system/appkeeper-manager",
+		"Service/appkeeper-system/appkeeper-metrics",
+	} {
+		if objects[want] == nil {
+			t.Errorf("dist/install.yaml lacks %s; it has %v", want, keys(objects))
+		}
+	}
+	deployment := objects["Deployment/appkeeper-system/appkeeper-manager"]
+	if deployment == nil {
+		t.FailNow()
+	}
+	c := container(t, deployment)
+	if c["image"] != "ghcr.io/appkeeper/appkeeper:v0.1.0" {
+		t.Errorf("image %v, want the one given", c["image"])
+	}
+	args := fmt.Sprint(c["args"])
+	for _, want := range []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %s lack %s", args, want)
+		}
+	}
+	pod := field(t, deployment, "spec", "template", "spec", "securityContext").(map[string]any)
+	if pod["runAsNonRoot"] != true || fmt.Sprint(pod["seccompProfile"]) != "map[type:RuntimeDefault]" {
+		t.Errorf("pod securityContext %v is not restricted", pod)
+	}
+	sc := c["securityContext"].(map[string]any)
+	if sc["allowPrivilegeEscalation"] != false || sc["readOnlyRootFilesystem"] != true || fmt.Sprint(sc["capabilities"]) != "map[drop:[ALL]]" {
+		t.Errorf("container securityContext %v is not restricted with a read-only root", sc)
+	}
+}
+
+// TestRBACLeastPrivilege holds the generated roles to named verbs on named resources.
+func TestRBACLeastPrivilege(t *testing.T) {
+	for k, obj := range kustomized(t, "appkeeper") {
+		if obj.GetKind() != "ClusterRole" && obj.GetKind() != "Role" {
+			continue
+		}
+		for _, rule := range field(t, obj, "rules").([]any) {
+			for _, list := range []string{"apiGroups", "resources", "verbs", "nonResourceURLs"} {
+				values, _ := rule.(map[string]any)[list].([]any)
+				if slices.Contains(values, any("*")) {
+					t.Errorf("%s grants %s *", k, list)
+				}
+			}
+		}
+	}
+}
+
+// TestChartMatchesKustomize renders the Helm chart with its default values and holds it to
+// dist/install.yaml: the same objects (less the Namespace, which `helm install --create-namespace`
+// makes), the same CRDs, the same RBAC and the same manager.
+func TestChartMatchesKustomize(t *testing.T) {
+	want := kustomized(t, "ghcr.io/appkeeper/appkeeper:latest")
+	delete(want, "Namespace//"+namespace)
+	got := rendered(t, nil)
+	if !slices.Equal(keys(got), keys(want)) {
+		t.Fatalf("chart objects\n%v\nwant those of config/default\n%v", keys(got), keys(want))
+	}
+	for k, w := range want {
+		g := got[k]
+		var paths [][]string
+		switch w.GetKind() {
+		case "CustomResourceDefinition":
+			paths = [][]string{{"spec"}}
+			if g.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("%s: the chart must keep CRDs on uninstall", k)
+			}
+		case "ClusterRole", "Role":
+			paths = [][]string{{"rules"}}
+		case "ClusterRoleBinding", "RoleBinding":
+			paths = [][]string{{"roleRef"}, {"subjects"}}
+		case "Service":
+			paths = [][]string{{"spec"}}
+		case "Deployment":
+			paths = [][]string{{"spec", "replicas"}, {"spec", "selector"}, {"spec", "template", "metadata"}}
+			wantPod := field(t, w, "spec", "template", "spec").(map[string]any)
+			gotPod := field(t, g, "spec", "template", "spec").(map[string]any)
+			for _, f := range []string{"serviceAccountName", "securityContext", "terminationGracePeriodSeconds"} {
+				if !reflect.DeepEqual(gotPod[f], wantPod[f]) {
+					t.Errorf("%s: pod %s\n%v\nwant\n%v", k, f, gotPod[f], wantPod[f])
+				}
+			}
+			wc, gc := container(t, w), container(t, g)
+			wc["args"] = append(wc["args"].([]any), "--zap-log-level=info")
+			for f := range wc {
+				if !reflect.DeepEqual(gc[f], wc[f]) {
+					t.Errorf("%s: container %s\n%v\nwant\n%v", k, f, gc[f], wc[f])
+				}
+			}
+		}
+		for _, path := range paths {
+			if gv, wv := field(t, g, path...), field(t, w, path...); !reflect.DeepEqual(gv, wv) {
+				t.Errorf("%s: %s differs from config/default", k, strings.Join(path, "."))
+			}
+		}
+	}
+}
+
+func TestChartValues(t *testing.T) {
+	got := rendered(t, map[string]any{
+		"image":           map[string]any{"repository": "registry.example/appkeeper", "tag": "v1.2.3"},
+		"replicas":        2,
+		"watchNamespaces": []any{"shop", "blog"},
+		"logLevel":        "debug",
+		"resources":       map[string]any{"limits": map[string]any{"memory": "1Gi"}},
+	})
+	deployment := got["Deployment/appkeeper-system/appkeeper-manager"]
+	if deployment == nil {
+		t.Fatalf("no manager Deployment in %v", keys(got))
+	}
+	if r := field(t, deployment, "spec", "replicas"); fmt.Sprint(r) != "2" {
+		t.Errorf("replicas %v, want 2", r)
+	}
+	c := container(t, deployment)
+	if c["image"] != "registry.example/appkeeper:v1.2.3" {
+		t.Errorf("image %v", c["image"])
+	}
+	args := fmt.Sprint(c["args"])
+	for _, want := range []string{"--namespaces=shop,blog", "--zap-log-level=debug"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %s lack %s", args, want)
+		}
+	}
+	if limits := fmt.Sprint(c["resources"]); !strings.Contains(limits, "memory:1Gi") {
+		t.Errorf("resources %s, want the memory limit given", limits)
+	}
+}
