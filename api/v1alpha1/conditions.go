@@ -24,6 +24,8 @@ const (
 	ReasonReplicaFailure    = "ReplicaFailure"
 	ReasonReconcileFailed   = "ReconcileFailed"
 	ReasonWaitingForObserve = "WaitingForController"
+	ReasonDowngradeRefused  = "DowngradeRefused"
+	ReasonClaimNotBound     = "ClaimNotBound"
 )
 
 // Labels put on every child so that each instance has a selector of its own and the operator's

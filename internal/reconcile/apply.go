@@ -144,3 +144,14 @@ func sameJSON(a, b any) (bool, error) {
 	}
 	return string(ja) == string(jb), nil
 }
+
+// ApplyChild applies the child of owner named name in owner's namespace, as Apply does, for a
+// caller that needs neither the result nor the object before; the error names the owner.
+func ApplyChild[T client.Object, AC runtime.ApplyConfiguration](
+	ctx context.Context, c client.Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
+) error {
+	if _, _, err := Apply(ctx, c, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, live, desired, extract); err != nil {
+		return fmt.Errorf("child of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+	}
+	return nil
+}

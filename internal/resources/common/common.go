@@ -9,9 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 )
 
 // Labels returns the labels of a child: the instance's selector labels plus the managed-by label
@@ -88,4 +91,29 @@ func Tolerations(in []corev1.Toleration) []*corev1ac.TolerationApplyConfiguratio
 		out = append(out, ApplyConfiguration[corev1ac.TolerationApplyConfiguration](in[i]))
 	}
 	return out
+}
+
+// ServiceSpec is the spec of a Service that exposes pods as svc says, on the container port named
+// targetPort.
+func ServiceSpec(svc appsv1alpha1.WebServerService, selector map[string]string, targetPort string) *corev1ac.ServiceSpecApplyConfiguration {
+	serviceType := svc.Type
+	if serviceType == "" {
+		serviceType = appsv1alpha1.ServiceTypeClusterIP
+	}
+	servicePort := svc.Port
+	if servicePort == 0 {
+		servicePort = 80
+	}
+	port := corev1ac.ServicePort().
+		WithName(targetPort).
+		WithProtocol(corev1.ProtocolTCP).
+		WithPort(servicePort).
+		WithTargetPort(intstr.FromString(targetPort))
+	if svc.NodePort != nil && serviceType != appsv1alpha1.ServiceTypeClusterIP {
+		port.WithNodePort(*svc.NodePort)
+	}
+	return corev1ac.ServiceSpec().
+		WithType(corev1.ServiceType(serviceType)).
+		WithSelector(selector).
+		WithPorts(port)
 }

@@ -91,28 +91,8 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 // Service is the desired Service of a WebServer.
 func Service(ws *appsv1alpha1.WebServer) *corev1ac.ServiceApplyConfiguration {
 	selector := ws.SelectorLabels()
-	svc := ws.Spec.Service
-	serviceType := svc.Type
-	if serviceType == "" {
-		serviceType = appsv1alpha1.ServiceTypeClusterIP
-	}
-	servicePort := svc.Port
-	if servicePort == 0 {
-		servicePort = 80
-	}
-	port := corev1ac.ServicePort().
-		WithName(portName).
-		WithProtocol(corev1.ProtocolTCP).
-		WithPort(servicePort).
-		WithTargetPort(intstr.FromString(portName))
-	if svc.NodePort != nil && serviceType != appsv1alpha1.ServiceTypeClusterIP {
-		port.WithNodePort(*svc.NodePort)
-	}
 	return corev1ac.Service(ws.ChildName(), ws.Namespace).
 		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
 		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(corev1.ServiceType(serviceType)).
-			WithSelector(selector).
-			WithPorts(port))
+		WithSpec(common.ServiceSpec(ws.Spec.Service, selector, portName))
 }

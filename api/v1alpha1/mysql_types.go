@@ -1,0 +1,247 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultMySQLImage is the official MySQL 8.4 LTS image. Its mysqld runs as the mysql user, uid 999.
+const DefaultMySQLImage = "mysql:8.4.6"
+
+// MySQLUser is the uid and gid of the mysql user in the official image.
+const MySQLUser = 999
+
+// MySQLPort is the port mysqld listens on.
+const MySQLPort = 3306
+
+// MySQLAppName is the app.kubernetes.io/name label of every MySQL's children.
+const MySQLAppName = "mysql"
+
+// Keys of a MySQL's credentials Secret. A Secret named in credentialsSecretRef needs the two
+// password keys; the generated one also carries where and as whom to connect.
+const (
+	SecretKeyRootPassword = "root-password"
+	SecretKeyPassword     = "password"
+	SecretKeyUser         = "user"
+	SecretKeyDatabase     = "database"
+	SecretKeyHost         = "host"
+	SecretKeyPort         = "port"
+)
+
+// DeletionPolicy says what happens to the data of an application when it is deleted.
+// +kubebuilder:validation:Enum=Retain;Delete
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyRetain keeps the volumes and the generated credentials, so that a new resource
+	// of the same name takes them over with the data and passwords that match.
+	DeletionPolicyRetain DeletionPolicy = "Retain"
+	// DeletionPolicyDelete removes the volumes and the generated credentials with the resource.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+)
+
+// Storage is the persistent volume an application keeps its data on.
+type Storage struct {
+	// Size of the volume.
+	// +kubebuilder:default="10Gi"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the volume; the cluster's default class when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// SecretReference names a Secret in the resource's namespace.
+type SecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// MySQLSpec is the MySQL server a user asks for.
+type MySQLSpec struct {
+	// Image is the MySQL server image. A newer version rolls the pod; an older major or minor
+	// version is refused, because mysqld cannot start on data files written by a newer version.
+	// +kubebuilder:default="mysql:8.4.6"
+	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Storage is the data volume. It cannot change once the server exists.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable: the data volume is created once"
+	// +optional
+	Storage Storage `json:"storage,omitempty"`
+
+	// Resources of the mysqld container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Database is created, empty, when the server first starts.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]{1,64}$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.database is immutable: it is created when the server first starts"
+	// +optional
+	Database string `json:"database,omitempty"`
+
+	// User is created when the server first starts, with all privileges on Database; its
+	// password is the Secret's "password" key.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]{1,32}$`
+	// +kubebuilder:validation:XValidation:rule="self != 'root'",message="spec.user must not be root: the root account is always created"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.user is immutable: it is created when the server first starts"
+	// +optional
+	User string `json:"user,omitempty"`
+
+	// CredentialsSecretRef names an existing Secret with the keys "root-password" and
+	// "password". When unset, the operator generates a Secret with strong random passwords.
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+
+	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
+	// change restarts the server.
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
+	// +listType=atomic
+	// +optional
+	Config []string `json:"config,omitempty"`
+
+	// DeletionPolicy is what happens to the data volume and the generated credentials when the
+	// MySQL is deleted: Retain keeps them for a MySQL of the same name to take over, Delete removes them.
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// NodeSelector constrains the nodes the pod runs on.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of the pod.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity of the pod.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// MySQLStatus is what the operator observed of the MySQL server.
+type MySQLStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Endpoint is host:port of the client Service.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// SecretName is the Secret holding the passwords.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// Image is the image the server runs, once a rollout to it has completed.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// ReadyReplicas is 1 when the server is ready to serve.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Conditions are Available, Progressing and Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MySQL runs a MySQL server on a persistent volume.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=my,categories=appkeeper
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MySQL struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:default={}
+	Spec   MySQLSpec   `json:"spec,omitempty"`
+	Status MySQLStatus `json:"status,omitempty"`
+}
+
+// MySQLList is a list of MySQLs.
+// +kubebuilder:object:root=true
+type MySQLList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MySQL `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MySQL{}, &MySQLList{})
+}
+
+// ChildName is the name of the StatefulSet and of the client Service.
+func (m *MySQL) ChildName() string { return m.Name }
+
+// HeadlessServiceName is the StatefulSet's governing Service.
+func (m *MySQL) HeadlessServiceName() string { return m.Name + "-headless" }
+
+// ConfigMapName holds my.cnf.
+func (m *MySQL) ConfigMapName() string { return m.Name + "-config" }
+
+// GeneratedSecretName is the Secret the operator generates when no Secret is referenced.
+func (m *MySQL) GeneratedSecretName() string { return m.Name + "-credentials" }
+
+// SecretName is the Secret that holds the passwords.
+func (m *MySQL) SecretName() string {
+	if m.Spec.CredentialsSecretRef != nil {
+		return m.Spec.CredentialsSecretRef.Name
+	}
+	return m.GeneratedSecretName()
+}
+
+// DataClaimName is the PVC the StatefulSet makes for the data volume of its only member.
+func (m *MySQL) DataClaimName() string { return "data-" + m.ChildName() + "-0" }
+
+// Host is the in-cluster DNS name of the client Service.
+func (m *MySQL) Host() string { return fmt.Sprintf("%s.%s.svc", m.ChildName(), m.Namespace) }
+
+// Endpoint is host:port of the client Service.
+func (m *MySQL) Endpoint() string { return fmt.Sprintf("%s:%d", m.Host(), MySQLPort) }
+
+// SelectorLabels select this MySQL's pod and no others.
+func (m *MySQL) SelectorLabels() map[string]string {
+	return map[string]string{LabelName: MySQLAppName, LabelInstance: m.Name}
+}
+
+// RetainsData is true unless the spec asks for the data to go with the MySQL.
+func (m *MySQL) RetainsData() bool { return m.Spec.DeletionPolicy != DeletionPolicyDelete }
+
+// imageVersion matches the major and minor version at the start of an image tag.
+var imageVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
+
+// ImageVersion is the major and minor version an image's tag names, such as 8 and 4 for
+// mysql:8.4.6 or registry:5000/mysql:8.4-oracle; ok is false for a tag that names none (latest, a
+// digest alone).
+func ImageVersion(image string) (major, minor int, ok bool) {
+	ref, _, _ := strings.Cut(image, "@")
+	slash := strings.LastIndex(ref, "/")
+	colon := strings.LastIndex(ref, ":")
+	if colon <= slash {
+		return 0, 0, false
+	}
+	m := imageVersion.FindStringSubmatch(ref[colon+1:])
+	if m == nil {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(m[1])
+	minor, err2 := strconv.Atoi(m[2])
+	return major, minor, err1 == nil && err2 == nil
+}

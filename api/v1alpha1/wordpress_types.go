@@ -1,0 +1,225 @@
+package v1alpha1
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultWordPressImage is the official WordPress image with Apache and PHP.
+const DefaultWordPressImage = "wordpress:6.8.3-php8.3-apache"
+
+// WordPressAppName is the app.kubernetes.io/name label of every WordPress's children.
+const WordPressAppName = "wordpress"
+
+// WordPressPort is the port Apache listens on in the official image.
+const WordPressPort = 80
+
+// DefaultWordPressDatabase names the database and user an inline MySQL gets when its spec names none.
+const DefaultWordPressDatabase = "wordpress"
+
+// ConditionDatabaseReady is True when the WordPress's MySQL is Available.
+const ConditionDatabaseReady = "DatabaseReady"
+
+// Reasons of the DatabaseReady condition.
+const (
+	ReasonWaitingForDatabase    = "WaitingForDatabase"
+	ReasonDatabaseMisconfigured = "DatabaseMisconfigured"
+)
+
+// LocalObjectReference names an object in the resource's namespace.
+type LocalObjectReference struct {
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// WordPressDatabase is the MySQL a WordPress keeps its posts in: one it runs itself, or one that
+// exists already.
+// +kubebuilder:validation:XValidation:rule="has(self.mysqlRef) != has(self.mysql)",message="spec.database must set exactly one of mysqlRef and mysql"
+type WordPressDatabase struct {
+	// MySQLRef names a MySQL in the same namespace. It needs spec.database and spec.user.
+	// +optional
+	MySQLRef *LocalObjectReference `json:"mysqlRef,omitempty"`
+
+	// MySQL is the spec of a MySQL the WordPress owns, named <name>-mysql. Its database and user
+	// default to "wordpress".
+	// +optional
+	MySQL *MySQLSpec `json:"mysql,omitempty"`
+}
+
+// WordPressStorage is the volume that keeps wp-content: uploads, themes and plugins.
+type WordPressStorage struct {
+	// Size of the volume.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	Size resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the volume; the cluster's default class when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// AccessModes of the volume. More than one replica needs ReadWriteMany, since every replica
+	// mounts it.
+	// +kubebuilder:default={"ReadWriteOnce"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
+	// +listType=atomic
+	// +optional
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+}
+
+// WordPressSpec is the WordPress site a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || self.storage.accessModes.exists(m, m == 'ReadWriteMany')",message="spec.storage.accessModes must include ReadWriteMany when spec.replicas is above 1: every replica mounts wp-content"
+type WordPressSpec struct {
+	// Image is the WordPress image.
+	// +kubebuilder:default="wordpress:6.8.3-php8.3-apache"
+	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Replicas is the number of WordPress pods.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Database is the MySQL the site uses; by default one the WordPress runs itself.
+	// +kubebuilder:default={mysql:{}}
+	// +optional
+	Database WordPressDatabase `json:"database,omitempty"`
+
+	// Storage keeps wp-content.
+	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="self.size == oldSelf.size && (has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="spec.storage.size and spec.storage.storageClassName are immutable: the volume is created once"
+	// +optional
+	Storage WordPressStorage `json:"storage,omitempty"`
+
+	// Service exposes the site.
+	// +kubebuilder:default={}
+	// +optional
+	Service WebServerService `json:"service,omitempty"`
+
+	// Resources of the WordPress container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// DeletionPolicy is what happens to the wp-content volume when the WordPress is deleted:
+	// Retain keeps it for a WordPress of the same name to take over, Delete removes it. The
+	// database follows its own MySQL's deletionPolicy.
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// WordPressStatus is what the operator observed of the site.
+type WordPressStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// URL is the site's address inside the cluster.
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// Replicas is the number of pods, of any version.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of pods ready to serve.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Selector selects the pods, for the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Image is the image every pod runs, once a rollout to it has completed.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Conditions are Available, Progressing, Degraded and DatabaseReady.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// WordPress runs a WordPress site on MySQL.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:shortName=wp,categories=appkeeper
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.status.conditions[?(@.type=="DatabaseReady")].status`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type WordPress struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:default={}
+	Spec   WordPressSpec   `json:"spec,omitempty"`
+	Status WordPressStatus `json:"status,omitempty"`
+}
+
+// WordPressList is a list of WordPresses.
+// +kubebuilder:object:root=true
+type WordPressList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WordPress `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&WordPress{}, &WordPressList{})
+}
+
+// ChildName is the name of the Deployment and of the Service.
+func (wp *WordPress) ChildName() string { return wp.Name }
+
+// ContentClaimName is the PVC that keeps wp-content.
+func (wp *WordPress) ContentClaimName() string { return wp.Name + "-content" }
+
+// SaltsSecretName holds the generated authentication keys and salts.
+func (wp *WordPress) SaltsSecretName() string { return wp.Name + "-salts" }
+
+// MySQLName is the MySQL the site uses: the referenced one, or the one it owns.
+func (wp *WordPress) MySQLName() string {
+	if wp.Spec.Database.MySQLRef != nil {
+		return wp.Spec.Database.MySQLRef.Name
+	}
+	return wp.Name + "-mysql"
+}
+
+// OwnsMySQL is true when the WordPress runs its MySQL itself.
+func (wp *WordPress) OwnsMySQL() bool { return wp.Spec.Database.MySQLRef == nil }
+
+// SelectorLabels select this WordPress's pods and no others.
+func (wp *WordPress) SelectorLabels() map[string]string {
+	return map[string]string{LabelName: WordPressAppName, LabelInstance: wp.Name}
+}
+
+// DesiredReplicas is spec.replicas with its default applied.
+func (wp *WordPress) DesiredReplicas() int32 {
+	if wp.Spec.Replicas == nil {
+		return 1
+	}
+	return *wp.Spec.Replicas
+}
+
+// URL is the site's address inside the cluster.
+func (wp *WordPress) URL() string {
+	port := wp.Spec.Service.Port
+	if port == 0 || port == 80 {
+		return fmt.Sprintf("http://%s.%s.svc", wp.ChildName(), wp.Namespace)
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d", wp.ChildName(), wp.Namespace, port)
+}
+
+// RetainsContent is true unless the spec asks for wp-content to go with the WordPress.
+func (wp *WordPress) RetainsContent() bool { return wp.Spec.DeletionPolicy != DeletionPolicyDelete }

@@ -1,0 +1,126 @@
+package mysql
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+)
+
+// downgradeRefusal explains why moving from the running image to the wanted one is refused, or is
+// empty: mysqld cannot start on data files that a newer major or minor version has written. Tags
+// that name no version cannot be compared and are let through.
+func downgradeRefusal(running, wanted string) string {
+	if running == "" || running == wanted {
+		return ""
+	}
+	runMajor, runMinor, ok1 := appsv1alpha1.ImageVersion(running)
+	wantMajor, wantMinor, ok2 := appsv1alpha1.ImageVersion(wanted)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	if wantMajor < runMajor || wantMajor == runMajor && wantMinor < runMinor {
+		return fmt.Sprintf("spec.image %s would downgrade the server from %d.%d (%s) to %d.%d: MySQL cannot read data "+
+			"files written by a newer version, so the server keeps running %s; set spec.image to %d.%d or later",
+			wanted, runMajor, runMinor, running, wantMajor, wantMinor, running, runMajor, runMinor)
+	}
+	return ""
+}
+
+// computeStatus derives the status of m from what the pass observed and from its error, if any.
+func computeStatus(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) appsv1alpha1.MySQLStatus {
+	status := *m.Status.DeepCopy()
+	status.ObservedGeneration = m.Generation
+	status.Endpoint = m.Endpoint()
+	status.SecretName = m.SecretName()
+	status.ReadyReplicas = 0
+	if seen.sts != nil {
+		status.ReadyReplicas = seen.sts.Status.ReadyReplicas
+	}
+	complete := rolloutComplete(seen.sts)
+	if complete {
+		status.Image = resources.Image(seen.sts)
+	}
+	reconcile.SetConditions(&status.Conditions, m.Generation,
+		available(m, seen),
+		progressing(m, seen, complete),
+		degraded(seen, reconcileErr))
+	return status
+}
+
+// rolloutComplete is true when the StatefulSet's one member runs its current template and is ready.
+func rolloutComplete(sts *appsv1.StatefulSet) bool {
+	if sts == nil || sts.Status.ObservedGeneration < sts.Generation {
+		return false
+	}
+	s := sts.Status
+	return s.UpdatedReplicas == 1 && s.ReadyReplicas == 1 && s.Replicas == 1 &&
+		(s.CurrentRevision == s.UpdateRevision || s.CurrentRevision == "")
+}
+
+func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
+	c := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+	switch {
+	case seen.sts == nil:
+		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+	case seen.claim == nil || seen.claim.Status.Phase != corev1.ClaimBound:
+		phase := "missing"
+		if seen.claim != nil {
+			phase = string(seen.claim.Status.Phase)
+		}
+		c.Reason = appsv1alpha1.ReasonClaimNotBound
+		c.Message = fmt.Sprintf("the data volume claim %s is %s", m.DataClaimName(), phase)
+	case seen.sts.Status.ReadyReplicas < 1:
+		c.Reason, c.Message = appsv1alpha1.ReasonReplicasNotReady, "mysqld is not ready to serve queries"
+	default:
+		c.Status, c.Reason = true, appsv1alpha1.ReasonAsExpected
+		c.Message = fmt.Sprintf("mysqld serves at %s", m.Endpoint())
+	}
+	return c
+}
+
+func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.Condition {
+	c := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing}
+	switch {
+	case seen.refusal != "":
+		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
+	case seen.sts == nil:
+		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+	case complete && resources.Image(seen.sts) == m.Spec.Image:
+		c.Reason, c.Message = appsv1alpha1.ReasonRolloutComplete, "the server runs "+m.Spec.Image
+	default:
+		c.Status, c.Reason = true, appsv1alpha1.ReasonRollingOut
+		c.Message = "starting the server with " + m.Spec.Image
+	}
+	return c
+}
+
+func degraded(seen observed, reconcileErr error) reconcile.Condition {
+	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+	switch {
+	case reconcileErr != nil:
+		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+	case seen.refusal != "":
+		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+	}
+	return c
+}
+
+func reason(m *appsv1alpha1.MySQL, condType string) string {
+	if c := meta.FindStatusCondition(m.Status.Conditions, condType); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+func conditionMessage(m *appsv1alpha1.MySQL, condType string) string {
+	if c := meta.FindStatusCondition(m.Status.Conditions, condType); c != nil {
+		return c.Message
+	}
+	return ""
+}

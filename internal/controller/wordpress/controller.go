@@ -1,0 +1,195 @@
+// Package wordpress runs WordPresses: it keeps each one's MySQL (when it runs its own), salts,
+// wp-content volume, Service and Deployment as the spec says, and starts the site only once its
+// database is available.
+package wordpress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
+)
+
+// mysqlNameIndex indexes WordPresses by the name of the MySQL they use, so that a change of a
+// MySQL's status reaches the sites on it.
+const mysqlNameIndex = "wordpress.mysqlName"
+
+// Reconciler reconciles WordPresses.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads a Secret the cache has not seen yet before the salts are generated.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// observed is what a pass saw, for the status.
+type observed struct {
+	db  *appsv1alpha1.MySQL
+	dep *appsv1.Deployment
+	// dbProblem says why the database cannot be used, or is empty.
+	dbProblem string
+	dbReason  string
+}
+
+// Reconcile applies the WordPress's children and writes its status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	wp := &appsv1alpha1.WordPress{}
+	if err := r.Client.Get(ctx, req.NamespacedName, wp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !wp.DeletionTimestamp.IsZero() {
+		// Owner references take the children; a retained wp-content PVC has none and stays.
+		return ctrl.Result{}, nil
+	}
+	original := wp.DeepCopy()
+	var seen observed
+	defer func() {
+		wp.Status = computeStatus(wp, seen, err)
+		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, wp,
+			func(w *appsv1alpha1.WordPress) any { return w.Status }))
+	}()
+
+	if err := r.reconcileDatabase(ctx, wp, &seen); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.reconcileSalts(ctx, wp); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
+		resources.ContentClaim(wp), corev1ac.ExtractPersistentVolumeClaim); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileDeployment(ctx, wp, &seen)
+}
+
+// reconcileDatabase applies the MySQL the WordPress owns, or finds the one it references, and
+// records whether the site can use it.
+func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.WordPress, seen *observed) error {
+	db := &appsv1alpha1.MySQL{}
+	if wp.OwnsMySQL() {
+		result, err := reconcile.ApplyObject(ctx, r.Client, resources.MySQL(wp), db)
+		if err != nil {
+			return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
+		}
+		if result == reconcile.Created {
+			r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created MySQL %s", wp.MySQLName())
+			seen.dbReason, seen.dbProblem = appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s is being created", wp.MySQLName())
+			return nil
+		}
+	} else if err := r.Client.Get(ctx, client.ObjectKey{Namespace: wp.Namespace, Name: wp.MySQLName()}, db); apierrors.IsNotFound(err) {
+		seen.dbReason = appsv1alpha1.ReasonWaitingForDatabase
+		seen.dbProblem = fmt.Sprintf("spec.database.mysqlRef: MySQL %s does not exist in namespace %s", wp.MySQLName(), wp.Namespace)
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
+	}
+	seen.db = db
+	seen.dbReason, seen.dbProblem = databaseProblem(db)
+	return nil
+}
+
+func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {
+	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.SaltsSecretName()}
+	salts, _, err := reconcile.GeneratedSecret(ctx, r.Client, r.APIReader, key,
+		map[string]string{
+			appsv1alpha1.LabelName: appsv1alpha1.WordPressAppName, appsv1alpha1.LabelInstance: wp.Name,
+			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue,
+		}, resources.GenerateSalts)
+	if err != nil {
+		return fmt.Errorf("salts of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
+	}
+	return reconcile.ApplyChild(ctx, r.Client, wp, key.Name, &corev1.Secret{}, resources.SaltsSecret(wp, salts), corev1ac.ExtractSecret)
+}
+
+// reconcileDeployment applies the Deployment once the database can be used; a site already
+// running keeps its Deployment, and follows its spec, while the database is away.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.WordPress, seen *observed) error {
+	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.ChildName()}
+	dep := &appsv1.Deployment{}
+	if seen.db == nil || seen.dbReason == appsv1alpha1.ReasonDatabaseMisconfigured {
+		if err := r.Client.Get(ctx, key, dep); err == nil {
+			seen.dep = dep
+		}
+		return nil
+	}
+	if seen.dbProblem != "" {
+		if err := r.Client.Get(ctx, key, dep); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	result, before, err := reconcile.Apply(ctx, r.Client, key, dep, resources.Deployment(wp, seen.db), appsv1ac.ExtractDeployment)
+	if err != nil {
+		return fmt.Errorf("deployment of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
+	}
+	seen.dep = dep
+	switch {
+	case result == reconcile.Created:
+		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+			"created Deployment %s with %d replicas of %s", wp.ChildName(), wp.DesiredReplicas(), wp.Spec.Image)
+	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != wp.DesiredReplicas():
+		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+			"scaled from %d to %d replicas", *before.Spec.Replicas, wp.DesiredReplicas())
+	}
+	return nil
+}
+
+// mysqlToWordPresses maps a MySQL to the WordPresses that use it, so that a database becoming
+// available starts the sites waiting for it, without polling.
+func (r *Reconciler) mysqlToWordPresses(ctx context.Context, obj client.Object) []ctrl.Request {
+	sites := &appsv1alpha1.WordPressList{}
+	if err := r.Client.List(ctx, sites, client.InNamespace(obj.GetNamespace()), client.MatchingFields{mysqlNameIndex: obj.GetName()}); err != nil {
+		return nil
+	}
+	requests := make([]ctrl.Request, 0, len(sites.Items))
+	for _, wp := range sites.Items {
+		requests = append(requests, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&wp)})
+	}
+	return requests
+}
+
+// SetupWithManager registers the controller. It reacts to the WordPress's spec, to its children,
+// to its wp-content PVC, which may have no owner reference to it, and to the status of its MySQL.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.WordPress{}, mysqlNameIndex,
+		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.WordPress).MySQLName()} }); err != nil {
+		return fmt.Errorf("index WordPresses by MySQL: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("wordpress").
+		For(&appsv1alpha1.WordPress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.Secret{}).
+		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName)).
+		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
+		WithOptions(options).
+		Complete(r)
+}
