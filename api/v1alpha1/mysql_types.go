@@ -105,6 +105,8 @@ type MySQLSpec struct {
 
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
 	// change restarts the server.
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
 	// +listType=atomic
 	// +optional

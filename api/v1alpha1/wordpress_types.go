@@ -91,9 +91,10 @@ type WordPressSpec struct {
 	// +optional
 	Database WordPressDatabase `json:"database,omitempty"`
 
-	// Storage keeps wp-content.
+	// Storage keeps wp-content. It cannot change once the volume exists: more than one replica
+	// needs ReadWriteMany from the start.
 	// +kubebuilder:default={}
-	// +kubebuilder:validation:XValidation:rule="self.size == oldSelf.size && (has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="spec.storage.size and spec.storage.storageClassName are immutable: the volume is created once"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable: the volume is created once"
 	// +optional
 	Storage WordPressStorage `json:"storage,omitempty"`
 
