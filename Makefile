@@ -52,13 +52,17 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
 	$(GOLANGCI_LINT) run --build-tags e2e ./...
 
 .PHONY: test
-test: build build-installer controlplane vet ## Everything CI runs: unit, envtest and end-to-end tests.
-	go test -count=1 ./...
+test: build build-installer controlplane test-deps vet ## Everything CI runs: unit, envtest and end-to-end tests.
+	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -tags e2e -timeout 30m ./test/e2e/...
 
 .PHONY: test-unit
-test-unit: controlplane ## Unit and envtest tests only.
-	go test -count=1 ./...
+test-unit: controlplane test-deps ## Unit and envtest tests only.
+	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
+
+.PHONY: test-deps
+test-deps: ## Install MariaDB from the distribution's packages: the MySQL probes are tested against it.
+	bash hack/test-deps.sh
 
 .PHONY: test-e2e
 test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.

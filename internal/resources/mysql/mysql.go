@@ -184,15 +184,13 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string) *corev1ac.PodT
 
 // Probe commands. The password reaches the client through MYSQL_PWD, never the command line, and
 // the TCP connection to 127.0.0.1 fails while the image's first-start initialisation runs mysqld
-// without networking.
+// without networking. The clients connect to port 3306 unless MYSQL_TCP_PORT says otherwise.
 var (
 	// ReadinessCommand runs a query as root: the server accepts connections, authenticates and executes.
-	ReadinessCommand = []string{"sh", "-c",
-		`MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec mysql --protocol=TCP -h 127.0.0.1 -P ` + strconv.Itoa(appsv1alpha1.MySQLPort) + ` -u root -N -e 'SELECT 1'`}
+	ReadinessCommand = []string{"sh", "-c", `MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec mysql --protocol=TCP -h 127.0.0.1 -u root -N -e 'SELECT 1'`}
 	// LivenessCommand succeeds whenever mysqld answers, even refusing the login: a server busy or
 	// with changed passwords is alive and must not be restarted.
-	LivenessCommand = []string{"sh", "-c",
-		`exec mysqladmin --protocol=TCP -h 127.0.0.1 -P ` + strconv.Itoa(appsv1alpha1.MySQLPort) + ` ping`}
+	LivenessCommand = []string{"sh", "-c", `exec mysqladmin --protocol=TCP -h 127.0.0.1 ping`}
 )
 
 func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
