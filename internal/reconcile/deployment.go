@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
 )
 
 // DeploymentWant is what a kind asks of the Deployment that runs it.
@@ -21,12 +22,7 @@ func ContainerImage(dep *appsv1.Deployment, container string) string {
 	if dep == nil {
 		return ""
 	}
-	for _, c := range dep.Spec.Template.Spec.Containers {
-		if c.Name == container {
-			return c.Image
-		}
-	}
-	return ""
+	return common.ContainerImage(&dep.Spec.Template, container)
 }
 
 // DeploymentComplete is true when the Deployment runs the wanted image on exactly the wanted

@@ -84,13 +84,17 @@ func ApplyConfiguration[AC any](in any) *AC {
 	return out
 }
 
-// Tolerations converts tolerations to their apply configurations.
-func Tolerations(in []corev1.Toleration) []*corev1ac.TolerationApplyConfiguration {
-	out := make([]*corev1ac.TolerationApplyConfiguration, 0, len(in))
-	for i := range in {
-		out = append(out, ApplyConfiguration[corev1ac.TolerationApplyConfiguration](in[i]))
+// Schedule sets the scheduling constraints a user gave on pod, leaving out the empty ones.
+func Schedule(pod *corev1ac.PodSpecApplyConfiguration, nodeSelector map[string]string, tolerations []corev1.Toleration, affinity *corev1.Affinity) {
+	if len(nodeSelector) > 0 {
+		pod.WithNodeSelector(nodeSelector)
 	}
-	return out
+	for i := range tolerations {
+		pod.WithTolerations(ApplyConfiguration[corev1ac.TolerationApplyConfiguration](tolerations[i]))
+	}
+	if affinity != nil {
+		pod.WithAffinity(ApplyConfiguration[corev1ac.AffinityApplyConfiguration](affinity))
+	}
 }
 
 // ServiceSpec is the spec of a Service that exposes pods as svc says, on the container port named
@@ -116,4 +120,14 @@ func ServiceSpec(svc appsv1alpha1.WebServerService, selector map[string]string, 
 		WithType(corev1.ServiceType(serviceType)).
 		WithSelector(selector).
 		WithPorts(port)
+}
+
+// ContainerImage is the image of the named container of a pod template, or empty.
+func ContainerImage(template *corev1.PodTemplateSpec, container string) string {
+	for _, c := range template.Spec.Containers {
+		if c.Name == container {
+			return c.Image
+		}
+	}
+	return ""
 }

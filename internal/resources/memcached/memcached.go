@@ -54,15 +54,7 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 	pod := corev1ac.PodSpec().
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(mc))
-	if len(spec.NodeSelector) > 0 {
-		pod.WithNodeSelector(spec.NodeSelector)
-	}
-	if len(spec.Tolerations) > 0 {
-		pod.WithTolerations(common.Tolerations(spec.Tolerations)...)
-	}
-	if spec.Affinity != nil {
-		pod.WithAffinity(common.ApplyConfiguration[corev1ac.AffinityApplyConfiguration](spec.Affinity))
-	}
+	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	// The pods carry the managed-by label so that the operator's cache holds them: the status
 	// lists the members that are ready.
 	meta := corev1ac.PodTemplateSpec().

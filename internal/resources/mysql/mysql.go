@@ -167,15 +167,7 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string) *corev1ac.PodT
 		WithVolumes(corev1ac.Volume().
 			WithName("config").
 			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(m.ConfigMapName())))
-	if len(spec.NodeSelector) > 0 {
-		pod.WithNodeSelector(spec.NodeSelector)
-	}
-	if len(spec.Tolerations) > 0 {
-		pod.WithTolerations(common.Tolerations(spec.Tolerations)...)
-	}
-	if spec.Affinity != nil {
-		pod.WithAffinity(common.ApplyConfiguration[corev1ac.AffinityApplyConfiguration](spec.Affinity))
-	}
+	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(labels).
 		WithAnnotations(map[string]string{ConfigHashAnnotation: ConfigHash(MyCnf(m))}).
@@ -241,10 +233,5 @@ func Image(sts *appsv1.StatefulSet) string {
 	if sts == nil {
 		return ""
 	}
-	for _, c := range sts.Spec.Template.Spec.Containers {
-		if c.Name == ContainerName {
-			return c.Image
-		}
-	}
-	return ""
+	return common.ContainerImage(&sts.Spec.Template, ContainerName)
 }

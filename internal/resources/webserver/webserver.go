@@ -46,15 +46,7 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 	pod := corev1ac.PodSpec().
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(ws))
-	if len(spec.NodeSelector) > 0 {
-		pod.WithNodeSelector(spec.NodeSelector)
-	}
-	if len(spec.Tolerations) > 0 {
-		pod.WithTolerations(common.Tolerations(spec.Tolerations)...)
-	}
-	if spec.Affinity != nil {
-		pod.WithAffinity(common.ApplyConfiguration[corev1ac.AffinityApplyConfiguration](spec.Affinity))
-	}
+	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	meta := corev1ac.PodTemplateSpec().
 		WithLabels(common.PodLabels(spec.PodLabels, selector)).
 		WithSpec(pod)
