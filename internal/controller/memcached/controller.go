@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -108,17 +107,6 @@ func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) (
 	return pods.Items, nil
 }
 
-// podToMemcached maps a member pod to its Memcached through the instance label, so that a member
-// becoming ready or going away updates status.nodes. The StatefulSet, not the Memcached, owns the
-// pods, so Owns cannot make this link.
-func podToMemcached(_ context.Context, pod client.Object) []ctrl.Request {
-	l := pod.GetLabels()
-	if l[appsv1alpha1.LabelName] != appsv1alpha1.MemcachedAppName || l[appsv1alpha1.LabelInstance] == "" {
-		return nil
-	}
-	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: l[appsv1alpha1.LabelInstance]}}}
-}
-
 // SetupWithManager registers the controller; it reacts to changes of a Memcached's spec, of its
 // children and of its member pods, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
@@ -127,7 +115,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToMemcached)).
+		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
+		// that a member becoming ready or going away updates status.nodes.
+		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName)).
 		WithOptions(options).
 		Complete(r)
 }
