@@ -127,8 +127,10 @@ func TestInstallManifest(t *testing.T) {
 	for _, want := range []string{
 		"Namespace//appkeeper-system",
 		"CustomResourceDefinition//memcacheds.apps.appkeeper.dev",
+		"CustomResourceDefinition//mysqls.apps.appkeeper.dev",
 		"CustomResourceDefinition//podsets.apps.appkeeper.dev",
 		"CustomResourceDefinition//webservers.apps.appkeeper.dev",
+		"CustomResourceDefinition//wordpresses.apps.appkeeper.dev",
 		"ServiceAccount/appkeeper-system/appkeeper-manager",
 		"ClusterRole//appkeeper-manager",
 		"ClusterRoleBinding//appkeeper-manager",

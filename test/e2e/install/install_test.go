@@ -1,0 +1,352 @@
+//go:build e2e
+
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/appkeeper/appkeeper/internal/installer"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+const (
+	namespace      = "appkeeper-system"
+	serviceAccount = "appkeeper-manager"
+	// leaseName is the operator's LeaderElectionID.
+	leaseName = "appkeeper.apps.appkeeper.dev"
+	// leaseDuration is controller-runtime's default: how long a standby replica waits, at most,
+	// for a leader that stops renewing.
+	leaseDuration = 15 * time.Second
+	// timeout bounds every wait; on the local cluster each step takes well under a second.
+	timeout = 60 * time.Second
+)
+
+// smoke has one instance per kind, each of which must become Available with the operator holding
+// only its ServiceAccount's rights. A new kind adds a row.
+var smoke = []struct {
+	kind     string
+	manifest string
+}{
+	{kind: "WebServer", manifest: `
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: WebServer
+metadata:
+  name: web
+spec:
+  replicas: 2
+`},
+	{kind: "Memcached", manifest: `
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: Memcached
+metadata:
+  name: cache
+spec:
+  size: 2
+`},
+	{kind: "PodSet", manifest: `
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: PodSet
+metadata:
+  name: workers
+spec:
+  replicas: 2
+  template:
+    spec:
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65534
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+        - name: main
+          image: busybox:1.36
+          command: ["sleep", "3600"]
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities:
+              drop: ["ALL"]
+`},
+	{kind: "MySQL", manifest: `
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: MySQL
+metadata:
+  name: db
+spec:
+  database: shop
+  user: shop
+  storage:
+    size: 1Gi
+`},
+	{kind: "WordPress", manifest: `
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: WordPress
+metadata:
+  name: blog
+spec:
+  storage:
+    size: 1Gi
+  database:
+    mysql:
+      storage:
+        size: 1Gi
+`},
+}
+
+func TestInstall(t *testing.T) {
+	began := time.Now()
+	applyInstallManifest(t)
+	t.Logf("install applied and the manager Deployment available in %s", time.Since(began).Round(time.Millisecond))
+
+	kubeconfig := impersonatingKubeconfig(t, "system:serviceaccount:"+namespace+":"+serviceAccount)
+	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace}
+	requireForbidden(t, kubeconfig)
+	first := startOperator(t, "appkeeper-1", kubeconfig, args...)
+	firstHolder := waitLeaseHolder(t, func(holder string) error {
+		if holder == "" {
+			return errors.New("no holder yet")
+		}
+		return nil
+	})
+	t.Logf("appkeeper-1 holds the lease as %s", firstHolder)
+
+	// The smoke scenarios, one per kind.
+	instances := map[string]*unstructured.Unstructured{}
+	for _, row := range smoke {
+		t.Run(row.kind, func(t *testing.T) {
+			obj := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(row.manifest), &obj.Object); err != nil {
+				t.Fatal(err)
+			}
+			obj.SetNamespace(newNamespace(t, strings.ToLower(row.kind)))
+			started := time.Now()
+			if err := k8s.Create(context.Background(), obj); err != nil {
+				t.Fatal(err)
+			}
+			waitAvailable(t, obj)
+			t.Logf("%s Available in %s", row.kind, time.Since(started).Round(time.Millisecond))
+			instances[row.kind] = obj
+		})
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// A second replica waits on standby while the first holds the lease.
+	second := startOperator(t, "appkeeper-2", kubeconfig, args...)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if !strings.Contains(second.log(t), "Attempting to acquire leader lease") {
+			return errors.New("appkeeper-2 has not tried for the lease yet")
+		}
+		return nil
+	})
+	standby := time.Now()
+	for time.Since(standby) < 3*time.Second {
+		if holder := leaseHolder(t); holder != firstHolder {
+			t.Fatalf("lease holder changed from %s to %s while appkeeper-1 ran", firstHolder, holder)
+		}
+		if log := second.log(t); strings.Contains(log, "Successfully acquired lease") || strings.Contains(log, "Starting Controller") {
+			t.Fatalf("appkeeper-2 started its controllers while on standby:\n%s", log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Failover: stop the leader as Kubernetes stops a pod, then change a WebServer; the standby
+	// replica must take the lease and reconcile the change within the lease duration.
+	web := instances["WebServer"]
+	sigterm := time.Now()
+	first.stop(t)
+	stopped := time.Since(sigterm)
+	patch := []byte(`{"spec":{"replicas":3}}`)
+	if err := k8s.Patch(context.Background(), web, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	secondHolder := waitLeaseHolder(t, func(holder string) error {
+		if holder == "" || holder == firstHolder {
+			return fmt.Errorf("holder %q", holder)
+		}
+		return nil
+	})
+	leased := time.Since(sigterm)
+	waitAvailable(t, web, func(obj *unstructured.Unstructured) error {
+		if ready, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas"); ready != 3 {
+			return fmt.Errorf("%d ready replicas, want 3", ready)
+		}
+		return nil
+	})
+	reconciled := time.Since(sigterm)
+	t.Logf("failover: appkeeper-1 exited %s after SIGTERM; appkeeper-2 held the lease as %s after %s and had the WebServer scaled and Available after %s (lease duration %s)",
+		stopped.Round(time.Millisecond), secondHolder, leased.Round(time.Millisecond), reconciled.Round(time.Millisecond), leaseDuration)
+	if reconciled > leaseDuration {
+		t.Errorf("failover took %s, longer than the lease duration %s", reconciled, leaseDuration)
+	}
+
+	// Whatever RBAC forgot and no condition shows (an event, a lease update) is in the logs.
+	for _, p := range []*operatorProcess{first, second} {
+		for _, line := range strings.Split(p.log(t), "\n") {
+			if strings.Contains(line, "forbidden") {
+				t.Errorf("%s was refused a request: %s", p.name, line)
+			}
+		}
+	}
+}
+
+// applyInstallManifest renders config/default, as "make build-installer" does, applies it
+// server-side with the cluster's kubectl and checks that every object is there and the manager
+// Deployment's pods pass the namespace's restricted pod security admission.
+func applyInstallManifest(t *testing.T) {
+	t.Helper()
+	data, err := installer.Build(filepath.Join(root, "config", "default"), "ghcr.io/appkeeper/appkeeper:e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cluster.Dir, "install.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "kubectl"), "--kubeconfig", cluster.KubeconfigPath,
+		"apply", "--server-side", "-f", path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply --server-side -f install.yaml: %v\n%s", err, out)
+	}
+	objects, err := installer.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range objects {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(want.GroupVersionKind())
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(want), got); err != nil {
+			t.Errorf("%s %s: %v", want.GetKind(), want.GetName(), err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "appkeeper-manager"}, d); err != nil {
+			return err
+		}
+		if d.Status.AvailableReplicas < 1 {
+			return fmt.Errorf("manager Deployment not available: %+v", d.Status.Conditions)
+		}
+		return nil
+	})
+	// The namespace refuses a pod that is not restricted, so the manager's pods were admitted on
+	// their own merit.
+	privileged := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "privileged"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}}},
+	}
+	err = k8s.Create(context.Background(), privileged, client.DryRunAll)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
+		t.Fatalf("a pod that is not restricted: got %v, want refused by PodSecurity", err)
+	}
+}
+
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// waitAvailable waits until obj's Available condition is True for its current generation and
+// every extra check passes; obj is refreshed.
+func waitAvailable(t *testing.T, obj *unstructured.Unstructured, checks ...func(*unstructured.Unstructured) error) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		var conditions []metav1.Condition
+		for _, c := range raw {
+			m, ok := c.(map[string]any)
+			if !ok {
+				return fmt.Errorf("condition %v is not an object", c)
+			}
+			var condition metav1.Condition
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &condition); err != nil {
+				return err
+			}
+			conditions = append(conditions, condition)
+		}
+		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), "Available", metav1.ConditionTrue); err != nil {
+			return fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+		for _, check := range checks {
+			if err := check(obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// leaseHolder is the identity holding the leader election lease, "" if none or released.
+func leaseHolder(t *testing.T) string {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	err := k8s.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: leaseName}, lease)
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+func waitLeaseHolder(t *testing.T, want func(holder string) error) string {
+	t.Helper()
+	var holder string
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		holder = leaseHolder(t)
+		return want(holder)
+	})
+	return holder
+}
+
+// requireForbidden checks that the impersonating kubeconfig has no more than the ServiceAccount's
+// rights: the operator may not read Nodes.
+func requireForbidden(t *testing.T, kubeconfig string) {
+	t.Helper()
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.List(context.Background(), &corev1.NodeList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("listing nodes as the ServiceAccount: got %v, want forbidden", err)
+	}
+}
