@@ -10,6 +10,8 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -261,5 +263,17 @@ func TestChartValues(t *testing.T) {
 	}
 	if limits := fmt.Sprint(c["resources"]); !strings.Contains(limits, "memory:1Gi") {
 		t.Errorf("resources %s, want the memory limit given", limits)
+	}
+}
+
+// TestChartLint runs `helm lint`'s checks; warnings fail too.
+func TestChartLint(t *testing.T) {
+	result := lint.RunAll(chartDir, nil, namespace)
+	for _, m := range result.Messages {
+		if m.Severity >= support.WarningSev {
+			t.Error(m.Error())
+		} else {
+			t.Log(m.Error())
+		}
 	}
 }
