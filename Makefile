@@ -54,7 +54,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
 .PHONY: test
 test: build build-installer controlplane test-deps vet ## Everything CI runs: unit, envtest and end-to-end tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
-	go test -count=1 -tags e2e -timeout 30m ./test/e2e/...
+	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 
 .PHONY: test-unit
 test-unit: controlplane test-deps ## Unit and envtest tests only.
@@ -66,7 +66,7 @@ test-deps: ## Install MariaDB from the distribution's packages: the MySQL probes
 
 .PHONY: test-e2e
 test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.
-	go test -count=1 -tags e2e -timeout 30m -v ./test/e2e/...
+	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
 
 .PHONY: bench
 bench: build controlplane ## Benchmarks on the local cluster; BENCH_ARGS=-large adds 3000 instances per kind.
