@@ -17,7 +17,8 @@ import (
 // created by apply, so that a cache that has not seen the Secret yet can never overwrite a password
 // already in use; the API server refuses a second create. A key missing from an existing Secret is
 // filled from generate. labels must include the managed-by label, so that the cache sees the
-// Secret; a Secret of that name without it belongs to someone else and is left alone.
+// Secret; a Secret of that name that has neither that label nor fields the operator wrote belongs to
+// someone else and is left alone.
 func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader, key client.ObjectKey,
 	labels map[string]string, generate func() map[string][]byte,
 ) (data map[string][]byte, created bool, err error) {
@@ -42,7 +43,7 @@ func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader,
 	if err != nil {
 		return nil, false, fmt.Errorf("get Secret %s: %w", key, err)
 	}
-	if live.Labels[appsv1alpha1.LabelManagedBy] != appsv1alpha1.ManagedByValue {
+	if !writtenByOperator(live) {
 		return nil, false, fmt.Errorf("secret %s exists and appkeeper did not create it: rename or delete it, or reference it", key)
 	}
 	data = make(map[string][]byte, len(live.Data))
@@ -55,4 +56,18 @@ func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader,
 		}
 	}
 	return data, false, nil
+}
+
+// writtenByOperator is true for a Secret the operator created: it carries the managed-by label or,
+// when a person removed that label and so hid it from the cache, the operator's field manager entry.
+func writtenByOperator(s *corev1.Secret) bool {
+	if s.Labels[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByValue {
+		return true
+	}
+	for _, e := range s.ManagedFields {
+		if e.Manager == FieldOwner {
+			return true
+		}
+	}
+	return false
 }
