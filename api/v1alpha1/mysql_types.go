@@ -48,10 +48,11 @@ const (
 
 // Storage is the persistent volume an application keeps its data on.
 type Storage struct {
-	// Size of the volume.
+	// Size of the volume. Left zero in Go, it is omitted, so that the API server's default applies.
 	// +kubebuilder:default="10Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be above zero"
 	// +optional
-	Size resource.Quantity `json:"size,omitempty"`
+	Size resource.Quantity `json:"size,omitzero"`
 
 	// StorageClassName of the volume; the cluster's default class when unset.
 	// +optional
@@ -107,7 +108,7 @@ type MySQLSpec struct {
 	// change restarts the server.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
 	// +listType=atomic
 	// +optional
 	Config []string `json:"config,omitempty"`

@@ -52,10 +52,11 @@ type WordPressDatabase struct {
 
 // WordPressStorage is the volume that keeps wp-content: uploads, themes and plugins.
 type WordPressStorage struct {
-	// Size of the volume.
+	// Size of the volume. Left zero in Go, it is omitted, so that the API server's default applies.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be above zero"
 	// +optional
-	Size resource.Quantity `json:"size,omitempty"`
+	Size resource.Quantity `json:"size,omitzero"`
 
 	// StorageClassName of the volume; the cluster's default class when unset.
 	// +optional
@@ -86,10 +87,11 @@ type WordPressSpec struct {
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Database is the MySQL the site uses; by default one the WordPress runs itself.
+	// Database is the MySQL the site uses; by default one the WordPress runs itself. Left empty in
+	// Go, it is omitted, so that the API server's default applies.
 	// +kubebuilder:default={mysql:{}}
 	// +optional
-	Database WordPressDatabase `json:"database,omitempty"`
+	Database WordPressDatabase `json:"database,omitzero"`
 
 	// Storage keeps wp-content. It cannot change once the volume exists: more than one replica
 	// needs ReadWriteMany from the start.
