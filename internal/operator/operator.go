@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -62,7 +63,7 @@ type Options struct {
 // DefaultOptions are the options of an operator run in-process beside a local cluster: no
 // listeners, no leader election.
 func DefaultOptions() Options {
-	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 200, Burst: 500, MaxConcurrentReconciles: 4}
+	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 200, Burst: 500, MaxConcurrentReconciles: 16}
 }
 
 // BindFlags registers the manager's flags on fs, with o's values as defaults.
@@ -95,15 +96,35 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&appsv1.Deployment{}:  managed,
 		&appsv1.StatefulSet{}: managed,
 		&corev1.Service{}:     managed,
-		// Memcached lists its member pods for status.nodes and PodSet owns bare pods; both carry
-		// the label too.
-		&corev1.Pod{}: managed,
+		// Memcached lists its member pods for status.nodes and PodSet owns bare pods; no other kind
+		// reads pods, so theirs (a WebServer's, say) are not held at all.
+		&corev1.Pod{}: {Label: podReaders, Transform: podMetadataAndStatus},
 		// Only the Secrets appkeeper generates: a Secret a user references is read from the API
 		// server when needed, so the operator holds no copy of the cluster's other secrets.
 		&corev1.Secret{}:                managed,
 		&corev1.ConfigMap{}:             managed,
 		&corev1.PersistentVolumeClaim{}: managed,
 	}
+}
+
+// podReaders selects the pods of the kinds that read their pods.
+var podReaders = func() labels.Selector {
+	managedBy, err := labels.NewRequirement(appsv1alpha1.LabelManagedBy, selection.Equals, []string{appsv1alpha1.ManagedByValue})
+	utilruntime.Must(err)
+	name, err := labels.NewRequirement(appsv1alpha1.LabelName, selection.In, []string{appsv1alpha1.MemcachedAppName, "podset"})
+	utilruntime.Must(err)
+	return labels.NewSelector().Add(*managedBy, *name)
+}()
+
+// podMetadataAndStatus keeps of a cached pod its metadata and status and only the node of its
+// spec: the controllers judge pods by labels, annotations, owners and status, and the spec (its
+// containers, volumes and tolerations) is most of a pod's size. Read a pod from the API server when
+// its spec matters.
+func podMetadataAndStatus(obj any) (any, error) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	}
+	return keepOwnManagedFields(obj)
 }
 
 // NewManager builds the manager with every controller registered.
