@@ -1,32 +1,40 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/resources/webserver"
+	"github.com/appkeeper/appkeeper/internal/operator"
 )
 
 type bench struct {
 	o       options
 	cluster *localcluster.Cluster
 	c       client.Client
+	cs      kubernetes.Interface
 	dir     string
 }
 
@@ -103,7 +111,7 @@ func (b *bench) createUnrelated(ctx context.Context) error {
 		}
 	}
 	n := b.o.unrelated
-	return parallel(n, func(i int) error {
+	if err := parallel(n, func(i int) error {
 		meta := metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Namespace: fmt.Sprintf("unrelated-%d", i%namespaces)}
 		var obj client.Object
 		switch {
@@ -121,52 +129,42 @@ func (b *bench) createUnrelated(ctx context.Context) error {
 			return err
 		}
 		return nil
+	}); err != nil {
+		return err
+	}
+	// The cluster is busy making the pods run for a while; the first floor must not pay for that.
+	pods := n - n*8/10
+	return wait.PollUntilContextTimeout(ctx, 2*time.Second, convergeTimeout, true, func(ctx context.Context) (bool, error) {
+		ready := 0
+		for i := range namespaces {
+			list := &corev1.PodList{}
+			if err := b.c.List(ctx, list, client.InNamespace(fmt.Sprintf("unrelated-%d", i))); err != nil {
+				return false, err
+			}
+			for _, pod := range list.Items {
+				for _, c := range pod.Status.Conditions {
+					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+		}
+		return ready >= pods, nil
 	})
 }
 
-// floorSingle is the median time for a plain client to create one Deployment of a WebServer's
-// shape and see it Available.
-func (b *bench) floorSingle(ctx context.Context) (time.Duration, error) {
-	const ns, rounds = "floor-single", 5
-	if err := b.createNamespace(ctx, ns); err != nil {
-		return 0, err
-	}
-	defer func() { _ = b.deleteNamespace(ctx, ns) }()
-	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Namespace: ns},
-		Spec: appsv1alpha1.WebServerSpec{Image: appsv1alpha1.DefaultWebServerImage, Port: 8080}}
-	r, err := watchReady(ctx, b.cluster.Config, ns, &appsv1.Deployment{}, kinds[0].primaryReady)
-	if err != nil {
-		return 0, err
-	}
-	defer r.stop()
-	times := make([]time.Duration, 0, rounds)
-	for i := range rounds {
-		ws.Name = fmt.Sprintf("single-%d", i)
-		dep := typedFrom[appsv1.Deployment](webserver.Deployment(ws))
-		start := time.Now()
-		if err := b.c.Create(ctx, dep); err != nil {
-			return 0, err
-		}
-		if err := r.waitName(ctx, ws.Name, time.Minute); err != nil {
-			return 0, err
-		}
-		times = append(times, time.Since(start))
-	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	return times[rounds/2], nil
-}
-
-// floor times a plain client creating the children of n instances of k.
-func (b *bench) floor(ctx context.Context, k benchKind, n int) (time.Duration, error) {
+// floor times a plain client creating the children of n instances of k, then the same client
+// doing by hand what a self-heal asks of the operator (see floorHeal).
+func (b *bench) floor(ctx context.Context, k benchKind, n int, r *result) error {
 	ns := fmt.Sprintf("floor-%s-%d", strings.ToLower(k.name), n)
 	if err := b.createNamespace(ctx, ns); err != nil {
-		return 0, err
+		return err
 	}
 	defer func() { _ = b.deleteNamespace(ctx, ns) }()
 	// The children are built from the defaulted resource, which a dry run gives without storing it.
 	objects := make([][]client.Object, n)
 	if err := parallel(n, func(i int) error {
-		cr := k.newCR(ns, fmt.Sprintf("%s-%d", strings.ToLower(k.name), i))
+		cr := k.newCR(ns, instanceName(k, i))
 		if err := b.c.Create(ctx, cr, client.DryRunAll); err != nil {
 			return err
 		}
@@ -177,13 +175,18 @@ func (b *bench) floor(ctx context.Context, k benchKind, n int) (time.Duration, e
 		objects[i] = k.children(typed)
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
-	r, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
+	// Create fills the objects in; the self-heal rounds create the children again from these.
+	pristine := make([]client.Object, min(b.o.selfHeals, n))
+	for i := range pristine {
+		pristine[i] = primaryOf(k, objects[i])
+	}
+	ready, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer r.stop()
+	defer ready.stop()
 	start := time.Now()
 	if err := parallel(n, func(i int) error {
 		for _, obj := range objects[i] {
@@ -193,22 +196,68 @@ func (b *bench) floor(ctx context.Context, k benchKind, n int) (time.Duration, e
 		}
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
-	if err := r.waitCount(ctx, n, convergeTimeout); err != nil {
-		return 0, err
+	if err := ready.waitCount(ctx, n, convergeTimeout); err != nil {
+		return err
 	}
-	return time.Since(start), nil
+	r.FloorS = time.Since(start).Seconds()
+	times, err := b.floorHeal(ctx, ready, pristine)
+	if err != nil {
+		return fmt.Errorf("self-heal floor: %w", err)
+	}
+	r.FloorSingleMS, r.FloorSingleP99MS = percentileMS(times, 0.50), percentileMS(times, 0.99)
+	return nil
 }
+
+// floorHeal times a plain client doing what a self-heal asks of the operator, one instance at a
+// time: delete the main child, see it gone, create it again and wait until it is ready. It is the
+// fastest any client can put a deleted child back on this cluster, waits and all.
+func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []client.Object) ([]time.Duration, error) {
+	times := make([]time.Duration, 0, len(children))
+	for _, child := range children {
+		name := child.GetName()
+		if err := ready.waitName(ctx, name, time.Minute); err != nil {
+			return nil, err
+		}
+		uid := ready.uid(name)
+		start := time.Now()
+		if err := b.c.Delete(ctx, child.DeepCopyObject().(client.Object)); err != nil {
+			return nil, err
+		}
+		if err := ready.waitGone(ctx, name, uid, time.Minute); err != nil {
+			return nil, err
+		}
+		if err := b.c.Create(ctx, child.DeepCopyObject().(client.Object)); err != nil {
+			return nil, err
+		}
+		if err := ready.waitReplaced(ctx, name, uid, time.Minute); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(start))
+	}
+	return times, nil
+}
+
+// primaryOf picks the main child out of an instance's children, as a copy.
+func primaryOf(k benchKind, children []client.Object) client.Object {
+	want := fmt.Sprintf("%T", k.primary())
+	for _, obj := range children {
+		if fmt.Sprintf("%T", obj) == want {
+			return obj.DeepCopyObject().(client.Object)
+		}
+	}
+	panic(fmt.Sprintf("%s has no child of type %s", k.name, want))
+}
+
+func instanceName(k benchKind, i int) string { return fmt.Sprintf("%s-%d", strings.ToLower(k.name), i) }
 
 // measure runs the floor and then the operator for n instances of k.
 func (b *bench) measure(ctx context.Context, k benchKind, n int) (result, error) {
 	r := result{Kind: k.name, N: n}
-	floor, err := b.floor(ctx, k, n)
-	if err != nil {
+	if err := b.floor(ctx, k, n, &r); err != nil {
 		return r, fmt.Errorf("floor: %w", err)
 	}
-	r.FloorS = floor.Seconds()
 
 	ns := fmt.Sprintf("operator-%s-%d", strings.ToLower(k.name), n)
 	if err := b.createNamespace(ctx, ns); err != nil {
@@ -216,7 +265,7 @@ func (b *bench) measure(ctx context.Context, k benchKind, n int) (result, error)
 	}
 	defer func() { _ = b.deleteNamespace(ctx, ns) }()
 	op, err := startOperator(ctx, b.o.binary, b.cluster.KubeconfigPath,
-		filepath.Join(b.dir, "logs", fmt.Sprintf("operator-%s-%d.log", strings.ToLower(k.name), n)), b.o.operatorArgs)
+		filepath.Join(b.dir, "logs", fmt.Sprintf("operator-%s-%d.log", strings.ToLower(k.name), n)), b.o.profile, b.o.operatorArgs)
 	if err != nil {
 		return r, err
 	}
@@ -235,13 +284,32 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		return err
 	}
 	defer crs.stop()
+	// The clock starts once the operator's caches are filled, as the floor's client starts warm.
+	if r.RSSStartMiB, _, err = op.usage(); err != nil {
+		return err
+	}
 	before, err := op.metrics(ctx)
 	if err != nil {
 		return err
 	}
+	serverBefore, err := b.serverWrites(ctx)
+	if err != nil {
+		return err
+	}
+	profiles := filepath.Join(b.dir, "profiles")
+	if b.o.profile {
+		if err := os.MkdirAll(profiles, 0o755); err != nil {
+			return err
+		}
+	}
+	profileName := func(suffix string) string {
+		return filepath.Join(profiles, fmt.Sprintf("%s-%d-%s", strings.ToLower(k.name), n, suffix))
+	}
+	cpuDone := make(chan error, 1)
+	go func() { cpuDone <- op.saveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")) }()
 	start := time.Now()
 	if err := parallel(n, func(i int) error {
-		return b.c.Create(ctx, k.newCR(ns, fmt.Sprintf("%s-%d", strings.ToLower(k.name), i)))
+		return b.c.Create(ctx, k.newCR(ns, instanceName(k, i)))
 	}); err != nil {
 		return err
 	}
@@ -249,8 +317,12 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		return err
 	}
 	r.OperatorS = time.Since(start).Seconds()
-	r.Ratio = r.OperatorS / r.FloorS
+	r.Ratio = round2(r.OperatorS / r.FloorS)
 	converged, err := op.metrics(ctx)
+	if err != nil {
+		return err
+	}
+	serverAfter, err := b.serverWrites(ctx)
 	if err != nil {
 		return err
 	}
@@ -260,6 +332,17 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 			r.CreationRequestsPerCR[method] = round2(d / float64(n))
 		}
 	}
+	r.CreationWritesPerCR = map[string]float64{}
+	for key, count := range serverAfter {
+		if d := count - serverBefore[key]; d > 0 {
+			r.CreationWritesPerCR[key] = round2(d / float64(n))
+		}
+	}
+	events, err := b.operatorEvents(ctx, ns)
+	if err != nil {
+		return err
+	}
+	r.CreationWritesPerCR["create events"] = round2(events / float64(n))
 	r.Conflicts409 = converged.conflicts - before.conflicts
 	r.ReconcileP50MS = round2(converged.quantile(before, 0.50) * 1000)
 	r.ReconcileP99MS = round2(converged.quantile(before, 0.99) * 1000)
@@ -268,6 +351,12 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	idle, err := op.metrics(ctx)
 	if err != nil {
 		return err
+	}
+	if err := <-cpuDone; err != nil {
+		progress("CPU profile: %v", err)
+	}
+	if err := op.saveProfile(ctx, "heap", profileName("idle.heap.pprof")); err != nil {
+		progress("heap profile: %v", err)
 	}
 	r.IdleWrites60s = idle.writes() - converged.writes()
 	r.IdleReconciles60s = idle.reconciles - converged.reconciles
@@ -282,6 +371,10 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	if r.RSSMiB, r.CPUS, err = op.usage(); err != nil {
 		return err
 	}
+	r.RSSMiB, r.CPUS = round2(r.RSSMiB), round2(r.CPUS)
+	r.RSSStartMiB = round2(r.RSSStartMiB)
+	r.RSSPerCRKiB = round2((r.RSSMiB - r.RSSStartMiB) * 1024 / float64(n))
+	r.HeapStartMiB, r.HeapMiB = round2(before.heapInuse/(1<<20)), round2(idle.heapInuse/(1<<20))
 	if err := b.selfHeal(ctx, k, ns, n, r); err != nil {
 		return err
 	}
@@ -294,8 +387,8 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	return nil
 }
 
-// selfHeal deletes the main child of some instances, one at a time, and times until it is back
-// and ready.
+// selfHeal deletes the main child of some instances, one at a time, and times until the operator
+// has put it back and it is ready.
 func (b *bench) selfHeal(ctx context.Context, k benchKind, ns string, n int, r *result) error {
 	children, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
 	if err != nil {
@@ -304,10 +397,11 @@ func (b *bench) selfHeal(ctx context.Context, k benchKind, ns string, n int, r *
 	defer children.stop()
 	var times []time.Duration
 	for i := range min(b.o.selfHeals, n) {
-		name := k.primaryName(fmt.Sprintf("%s-%d", strings.ToLower(k.name), i))
+		name := k.primaryName(instanceName(k, i))
 		if err := children.waitName(ctx, name, time.Minute); err != nil {
 			return err
 		}
+		uid := children.uid(name)
 		child := k.primary()
 		child.SetNamespace(ns)
 		child.SetName(name)
@@ -315,20 +409,79 @@ func (b *bench) selfHeal(ctx context.Context, k benchKind, ns string, n int, r *
 		if err := b.c.Delete(ctx, child); err != nil {
 			return err
 		}
-		if err := children.waitFor(ctx, time.Minute, func() bool { return !children.ready[name] }, func() string { return name + " not deleted" }); err != nil {
-			return err
-		}
-		if err := children.waitName(ctx, name, time.Minute); err != nil {
+		if err := children.waitReplaced(ctx, name, uid, time.Minute); err != nil {
 			return err
 		}
 		times = append(times, time.Since(start))
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	if len(times) > 0 {
-		r.SelfHealP50MS = ms(times[len(times)/2])
-		r.SelfHealP99MS = ms(times[(len(times)*99)/100])
-	}
+	r.SelfHealP50MS, r.SelfHealP99MS = percentileMS(times, 0.50), percentileMS(times, 0.99)
 	return nil
 }
 
-func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+// percentileMS is the q-quantile of times in milliseconds, by the nearest-rank method.
+func percentileMS(times []time.Duration, q float64) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	sorted := append([]time.Duration(nil), times...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	rank := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return round2(ms(sorted[max(rank, 0)]))
+}
+
+// serverWrites reads the API server's count of the writes only the operator makes: server-side
+// applies of any resource and updates of appkeeper resources, by verb and resource.
+func (b *bench) serverWrites(ctx context.Context) (map[string]float64, error) {
+	raw, err := b.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the API server's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	writes := map[string]float64{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		verb, group := label(m, "verb"), label(m, "group")
+		if label(m, "code") == "409" && (verb == "APPLY" || group == appsv1alpha1.GroupVersion.Group || label(m, "resource") == "events") {
+			// Conflicts of the requests the operator makes, to tell which one met a 409.
+			writes["409 "+strings.ToLower(verb)+" "+label(m, "resource")] += m.GetCounter().GetValue()
+		}
+		// The benchmark itself creates the custom resources; the operator never does.
+		if verb != "APPLY" && (group != appsv1alpha1.GroupVersion.Group || !isWrite(verb) || verb == "POST") {
+			continue
+		}
+		resource := label(m, "resource")
+		if sub := label(m, "subresource"); sub != "" {
+			resource += "/" + sub
+		}
+		writes[strings.ToLower(verb)+" "+resource] += m.GetCounter().GetValue()
+	}
+	return writes, nil
+}
+
+func isWrite(verb string) bool {
+	switch verb {
+	case "POST", "PUT", "PATCH", "DELETE", "APPLY":
+		return true
+	}
+	return false
+}
+
+// operatorEvents counts the Events the operator has reported in ns.
+func (b *bench) operatorEvents(ctx context.Context, ns string) (float64, error) {
+	list := &eventsv1.EventList{}
+	if err := b.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return 0, err
+	}
+	count := 0.0
+	for _, e := range list.Items {
+		if e.ReportingController == operator.Name {
+			count++
+		}
+	}
+	return count, nil
+}
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }

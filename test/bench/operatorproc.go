@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,9 +27,11 @@ import (
 type operatorProcess struct {
 	cmd        *exec.Cmd
 	metricsURL string
+	// pprofURL is the base of the profiling endpoint, empty when profiling is off.
+	pprofURL string
 }
 
-func startOperator(ctx context.Context, binary, kubeconfig, logPath string, extraArgs []string) (*operatorProcess, error) {
+func startOperator(ctx context.Context, binary, kubeconfig, logPath string, profile bool, extraArgs []string) (*operatorProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -36,10 +40,20 @@ func startOperator(ctx context.Context, binary, kubeconfig, logPath string, extr
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{
+	args := []string{
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--metrics-secure=false",
 		"--health-probe-bind-address", "0",
-	}, extraArgs...)
+	}
+	pprofURL := ""
+	if profile {
+		pprofPort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort))
+		pprofURL = fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/", pprofPort)
+	}
+	args = append(args, extraArgs...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -47,18 +61,51 @@ func startOperator(ctx context.Context, binary, kubeconfig, logPath string, extr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", binary, err)
 	}
-	p := &operatorProcess{cmd: cmd, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
-	deadline := time.Now().Add(30 * time.Second)
+	p := &operatorProcess{cmd: cmd, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port), pprofURL: pprofURL}
+	deadline := time.Now().Add(time.Minute)
 	for {
-		if _, err := p.metrics(ctx); err == nil {
+		if _, err := p.metrics(ctx); err == nil && controllersStarted(logPath) {
 			return p, nil
 		}
 		if time.Now().After(deadline) {
 			p.stop()
-			return nil, fmt.Errorf("the operator's metrics did not come up: see %s", logPath)
+			return nil, fmt.Errorf("the operator's metrics or controllers did not come up: see %s", logPath)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+var controllerField = regexp.MustCompile(`"controller":"([^"]+)"`)
+
+// controllersStarted tells from the operator's log whether every controller that began starting has
+// filled its caches and started its workers, which controller-runtime logs only after the sync.
+func controllersStarted(logPath string) bool {
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		return false
+	}
+	starting, started := map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		m := controllerField.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		switch {
+		case strings.Contains(line, "Starting EventSource"):
+			starting[m[1]] = true
+		case strings.Contains(line, "Starting workers"):
+			started[m[1]] = true
+		}
+	}
+	if len(starting) == 0 {
+		return false
+	}
+	for name := range starting {
+		if !started[name] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *operatorProcess) stop() {
@@ -71,6 +118,35 @@ func (p *operatorProcess) stop() {
 		_ = p.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// saveProfile writes the profile at path under the pprof endpoint (for example "heap" or
+// "profile?seconds=30") to file; it does nothing when profiling is off.
+func (p *operatorProcess) saveProfile(ctx context.Context, path, file string) error {
+	if p.pprofURL == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.pprofURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", path, resp.Status)
+	}
+	out, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // usage is the process's resident memory in MiB and CPU time in seconds, from /proc.
@@ -104,6 +180,7 @@ type snapshot struct {
 	conflicts  float64            // responses with code 409
 	reconciles float64
 	buckets    map[float64]float64 // reconcile time histogram, cumulative by upper bound
+	heapInuse  float64             // bytes in in-use heap spans
 }
 
 func (p *operatorProcess) metrics(ctx context.Context) (*snapshot, error) {
@@ -135,6 +212,9 @@ func parseMetrics(r io.Reader) (*snapshot, error) {
 	}
 	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
 		s.reconciles += m.GetCounter().GetValue()
+	}
+	for _, m := range families["go_memstats_heap_inuse_bytes"].GetMetric() {
+		s.heapInuse += m.GetGauge().GetValue()
 	}
 	for _, m := range families["controller_runtime_reconcile_time_seconds"].GetMetric() {
 		for _, b := range m.GetHistogram().GetBucket() {
@@ -178,6 +258,10 @@ func (s *snapshot) quantile(before *snapshot, q float64) float64 {
 	for _, b := range bounds {
 		count := s.buckets[b] - before.buckets[b]
 		if count >= rank {
+			if math.IsInf(b, 1) {
+				// Beyond the last finite bucket, as Prometheus answers: its upper bound.
+				return lower
+			}
 			if count == below {
 				return b
 			}

@@ -19,11 +19,16 @@ type result struct {
 	OperatorS             float64            `json:"operator_s"`
 	Ratio                 float64            `json:"ratio"`
 	CreationRequestsPerCR map[string]float64 `json:"creation_requests_per_cr"`
+	CreationWritesPerCR   map[string]float64 `json:"creation_writes_per_cr"`
 	Conflicts409          float64            `json:"conflicts_409"`
 	IdleWrites60s         float64            `json:"idle_writes_60s"`
 	IdleReconciles60s     float64            `json:"idle_reconciles_60s"`
 	IdleWritesByMethod    map[string]float64 `json:"idle_writes_by_method,omitempty"`
 	RSSMiB                float64            `json:"rss_mib"`
+	RSSStartMiB           float64            `json:"rss_start_mib"`
+	RSSPerCRKiB           float64            `json:"rss_per_cr_kib"`
+	HeapStartMiB          float64            `json:"heap_inuse_start_mib"`
+	HeapMiB               float64            `json:"heap_inuse_mib"`
 	CPUS                  float64            `json:"cpu_s"`
 	ReconcileP50MS        float64            `json:"reconcile_p50_ms"`
 	ReconcileP99MS        float64            `json:"reconcile_p99_ms"`
@@ -32,25 +37,32 @@ type result struct {
 	SelfHealP50MS         float64            `json:"selfheal_p50_ms"`
 	SelfHealP99MS         float64            `json:"selfheal_p99_ms"`
 	FloorSingleMS         float64            `json:"floor_single_ms"`
+	FloorSingleP99MS      float64            `json:"floor_single_p99_ms"`
 }
 
-const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor single ms |\n" +
-	"| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
+	"| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 
 func (r result) row() string {
-	methods := make([]string, 0, len(r.CreationRequestsPerCR))
-	for m := range r.CreationRequestsPerCR {
-		methods = append(methods, m)
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %s | %.0f | %.0f | %.0f | %.0f → %.0f | %.0f | %.0f → %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |",
+		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, perCR(r.CreationRequestsPerCR), perCR(r.CreationWritesPerCR),
+		r.Conflicts409, r.IdleWrites60s, r.IdleReconciles60s, r.RSSStartMiB, r.RSSMiB, r.RSSPerCRKiB, r.HeapStartMiB, r.HeapMiB, r.CPUS,
+		r.ReconcileP50MS, r.ReconcileP99MS, r.SteadyReconcileP50MS, r.SteadyReconcileP99MS,
+		r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS, r.FloorSingleP99MS)
+}
+
+// perCR lists counts per instance by key, sorted.
+func perCR(counts map[string]float64) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
 	}
-	sort.Strings(methods)
-	requests := make([]string, 0, len(methods))
-	for _, m := range methods {
-		requests = append(requests, fmt.Sprintf("%s %.2f", m, r.CreationRequestsPerCR[m]))
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s %.2f", k, counts[k]))
 	}
-	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f |",
-		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, strings.Join(requests, ", "), r.Conflicts409,
-		r.IdleWrites60s, r.IdleReconciles60s, r.RSSMiB, r.CPUS, r.ReconcileP50MS, r.ReconcileP99MS,
-		r.SteadyReconcileP50MS, r.SteadyReconcileP99MS, r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS)
+	return strings.Join(out, ", ")
 }
 
 // writeResults prints the table and writes it to <dir>/<date>.md, and the figures to
@@ -66,16 +78,32 @@ func writeResults(dir string, results []result) error {
 		return err
 	}
 	now := time.Now()
-	doc := fmt.Sprintf("# Benchmark %s\n\nMachine: %d cores, %s/%s. Every figure of a row comes from the same run as its floor.\n\n%s",
-		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, table.String())
+	load := loadAverage()
+	doc := fmt.Sprintf("# Benchmark %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s. "+
+		"Every figure of a row comes from the same run as its floor.\n\n%s",
+		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, table.String())
 	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+".md"), []byte(doc), 0o644); err != nil {
 		return err
 	}
 	raw, err := json.MarshalIndent(map[string]any{
-		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "results": results,
+		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "results": results,
 	}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "latest.json"), append(raw, '\n'), 0o644)
+}
+
+// loadAverage is the machine's load over 1, 5 and 15 minutes, which shows whether other work shared
+// the cores with the benchmark.
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) < 3 {
+		return "unknown"
+	}
+	return strings.Join(fields[:3], " ")
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -17,7 +18,11 @@ import (
 // readiness follows objects of one kind in one namespace through an informer and tells when a
 // number of them are ready: a watch, so that waiting adds no load that polling would.
 type readiness struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// present maps the name of every object that exists to its UID; ready holds the names of the
+	// ready ones. A recreated object has a new UID, which tells it from the one it replaces even
+	// when the deletion and the re-creation arrive between two looks.
+	present map[string]types.UID
 	ready   map[string]bool
 	changed chan struct{}
 	cancel  context.CancelFunc
@@ -36,24 +41,23 @@ func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.
 		cancel()
 		return nil, err
 	}
-	r := &readiness{ready: map[string]bool{}, changed: make(chan struct{}, 1), cancel: cancel}
+	r := &readiness{present: map[string]types.UID{}, ready: map[string]bool{}, changed: make(chan struct{}, 1), cancel: cancel}
 	update := func(obj any) {
 		o, ok := obj.(client.Object)
 		if !ok {
 			return
 		}
-		r.set(o.GetName(), o.GetDeletionTimestamp() == nil && isReady(o))
+		r.set(o.GetName(), o.GetUID(), o.GetDeletionTimestamp() == nil && isReady(o))
 	}
 	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    update,
 		UpdateFunc: func(_, obj any) { update(obj) },
 		DeleteFunc: func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
 			if o, ok := obj.(client.Object); ok {
-				r.set(o.GetName(), false)
-			} else if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				if o, ok := d.Obj.(client.Object); ok {
-					r.set(o.GetName(), false)
-				}
+				r.remove(o.GetName(), o.GetUID())
 			}
 		},
 	}); err != nil {
@@ -68,18 +72,40 @@ func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.
 	return r, nil
 }
 
-func (r *readiness) set(name string, ready bool) {
+func (r *readiness) set(name string, uid types.UID, ready bool) {
 	r.mu.Lock()
+	r.present[name] = uid
 	if ready {
 		r.ready[name] = true
 	} else {
 		delete(r.ready, name)
 	}
 	r.mu.Unlock()
+	r.notify()
+}
+
+func (r *readiness) remove(name string, uid types.UID) {
+	r.mu.Lock()
+	if r.present[name] == uid {
+		delete(r.present, name)
+		delete(r.ready, name)
+	}
+	r.mu.Unlock()
+	r.notify()
+}
+
+func (r *readiness) notify() {
 	select {
 	case r.changed <- struct{}{}:
 	default:
 	}
+}
+
+// uid is the UID of the object named name, empty when it does not exist.
+func (r *readiness) uid(name string) types.UID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.present[name]
 }
 
 // waitCount waits until at least n objects are ready.
@@ -92,6 +118,18 @@ func (r *readiness) waitCount(ctx context.Context, n int, timeout time.Duration)
 // waitName waits until the object named name is ready.
 func (r *readiness) waitName(ctx context.Context, name string, timeout time.Duration) error {
 	return r.waitFor(ctx, timeout, func() bool { return r.ready[name] }, func() string { return name + " not ready" })
+}
+
+// waitGone waits until the object named name with the given UID no longer exists.
+func (r *readiness) waitGone(ctx context.Context, name string, uid types.UID, timeout time.Duration) error {
+	return r.waitFor(ctx, timeout, func() bool { return r.present[name] != uid }, func() string { return name + " not deleted" })
+}
+
+// waitReplaced waits until an object named name other than the one with the given UID is ready.
+func (r *readiness) waitReplaced(ctx context.Context, name string, uid types.UID, timeout time.Duration) error {
+	return r.waitFor(ctx, timeout, func() bool { return r.ready[name] && r.present[name] != uid }, func() string {
+		return name + " not back and ready"
+	})
 }
 
 func (r *readiness) waitFor(ctx context.Context, timeout time.Duration, done func() bool, describe func() string) error {
