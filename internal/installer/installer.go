@@ -1,5 +1,6 @@
-// Package installer renders the kustomize configuration in config/default into the objects a
-// cluster needs to run appkeeper: the manifest "make build-installer" writes to dist/install.yaml.
+// Package installer renders the two ways of installing appkeeper on a cluster: the kustomize
+// configuration in config/default, written by "make build-installer" to dist/install.yaml, and
+// the Helm chart in charts/appkeeper.
 package installer
 
 import (
@@ -9,7 +10,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/engine"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -70,6 +77,40 @@ func splitImage(image string) (name, tag, digest string) {
 		name, tag = name[:i], name[i+1:]
 	}
 	return name, tag, digest
+}
+
+// RenderChart renders the Helm chart in dir as `helm install appkeeper dir --namespace namespace`
+// would with the given values, and returns its objects.
+func RenderChart(dir, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	chart, err := loader.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	options := common.ReleaseOptions{Name: "appkeeper", Namespace: namespace, Revision: 1, IsInstall: true}
+	renderValues, err := chartutil.ToRenderValues(chart, values, options, nil)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(chart, renderValues)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if strings.HasSuffix(name, ".yaml") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var objects []*unstructured.Unstructured
+	for _, name := range names {
+		decoded, err := Decode([]byte(files[name]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		objects = append(objects, decoded...)
+	}
+	return objects, nil
 }
 
 // Decode splits a YAML stream into objects, skipping empty documents.

@@ -8,12 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/chart/common"
-	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	"helm.sh/helm/v4/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -54,29 +50,9 @@ func kustomized(t *testing.T, image string) map[string]*unstructured.Unstructure
 // rendered returns the chart's objects as `helm install --namespace appkeeper-system` renders them.
 func rendered(t *testing.T, values map[string]any) map[string]*unstructured.Unstructured {
 	t.Helper()
-	chart, err := loader.Load(chartDir)
+	objects, err := RenderChart(chartDir, namespace, values)
 	if err != nil {
 		t.Fatal(err)
-	}
-	options := common.ReleaseOptions{Name: "appkeeper", Namespace: namespace, Revision: 1, IsInstall: true}
-	renderValues, err := chartutil.ToRenderValues(chart, values, options, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(chart, renderValues)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objects []*unstructured.Unstructured
-	for name, content := range files {
-		if !strings.HasSuffix(name, ".yaml") {
-			continue
-		}
-		decoded, err := Decode([]byte(content))
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, content)
-		}
-		objects = append(objects, decoded...)
 	}
 	return byKey(t, objects)
 }

@@ -116,6 +116,7 @@ func TestInstall(t *testing.T) {
 	began := time.Now()
 	applyInstallManifest(t)
 	t.Logf("install applied and the manager Deployment available in %s", time.Since(began).Round(time.Millisecond))
+	dryRunChart(t)
 
 	kubeconfig := impersonatingKubeconfig(t, "system:serviceaccount:"+namespace+":"+serviceAccount)
 	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace}
@@ -223,12 +224,7 @@ func applyInstallManifest(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "kubectl"), "--kubeconfig", cluster.KubeconfigPath,
-		"apply", "--server-side", "-f", path)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl apply --server-side -f install.yaml: %v\n%s", err, out)
-	}
+	kubectl(t, "apply", "--server-side", "-f", path)
 	objects, err := installer.Decode(data)
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +258,38 @@ func applyInstallManifest(t *testing.T) {
 	err = k8s.Create(context.Background(), privileged, client.DryRunAll)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
 		t.Fatalf("a pod that is not restricted: got %v, want refused by PodSecurity", err)
+	}
+}
+
+// dryRunChart has the API server validate every object of the Helm chart, as `helm upgrade` would
+// send them over the kustomize install, without changing anything.
+func dryRunChart(t *testing.T) {
+	t.Helper()
+	objects, err := installer.RenderChart(filepath.Join(root, "charts", "appkeeper"), namespace, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream []byte
+	for _, obj := range objects {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream = append(append(stream, "---\n"...), data...)
+	}
+	path := filepath.Join(cluster.Dir, "chart.yaml")
+	if err := os.WriteFile(path, stream, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, "apply", "--server-side", "--dry-run=server", "--force-conflicts", "--field-manager=helm", "-f", path)
+}
+
+// kubectl runs the cluster's kubectl as cluster-admin.
+func kubectl(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
