@@ -1,5 +1,7 @@
 package testutil
 
+import "strings"
+
 // InvalidSpec is a spec the API server must reject, and a part of the message it must give.
 type InvalidSpec struct {
 	Name    string
@@ -32,6 +34,41 @@ var InvalidSpecs = []InvalidSpec{
 	{"podset template without spec", "PodSet", map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": "web"}}}}, "spec.template.spec"},
 	{"podset without containers", "PodSet", map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{}}}},
 		"spec.template.spec.containers must list at least one container"},
+	{"mysql empty image", "MySQL", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
+	{"mysql image with spaces", "MySQL", map[string]any{"image": "mysql 8.4"}, "spec.image must be a non-empty image reference without spaces"},
+	{"mysql database name with a dash", "MySQL", map[string]any{"database": "my-db"}, "spec.database"},
+	{"mysql database name too long", "MySQL", map[string]any{"database": strings.Repeat("d", 65)}, "spec.database"},
+	{"mysql user name with a space", "MySQL", map[string]any{"user": "web user"}, "spec.user"},
+	{"mysql user root", "MySQL", map[string]any{"user": "root"}, "spec.user must not be root"},
+	{"mysql config line opening a section", "MySQL", map[string]any{"config": []any{"[client]"}},
+		"spec.config entries must be single my.cnf option lines, not sections"},
+	{"mysql config line hiding a section after a newline", "MySQL", map[string]any{"config": []any{"max_connections=200\n[client]"}},
+		"spec.config entries must be single my.cnf option lines, not sections"},
+	{"mysql config line opening a section after spaces", "MySQL", map[string]any{"config": []any{"  [client]"}},
+		"spec.config entries must be single my.cnf option lines, not sections"},
+	{"mysql zero storage", "MySQL", map[string]any{"storage": map[string]any{"size": "0"}}, "spec.storage.size must be above zero"},
+	{"mysql negative storage", "MySQL", map[string]any{"storage": map[string]any{"size": "-1Gi"}}, "spec.storage.size must be above zero"},
+	{"mysql unknown deletionPolicy", "MySQL", map[string]any{"deletionPolicy": "Keep"}, "spec.deletionPolicy"},
+	{"mysql credentialsSecretRef without a name", "MySQL", map[string]any{"credentialsSecretRef": map[string]any{"name": ""}}, "spec.credentialsSecretRef.name"},
+	{"wordpress empty image", "WordPress", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
+	{"wordpress image with spaces", "WordPress", map[string]any{"image": "wordpress 6.8"}, "spec.image must be a non-empty image reference without spaces"},
+	{"wordpress negative replicas", "WordPress", map[string]any{"replicas": -1}, "spec.replicas"},
+	{"wordpress two replicas on a ReadWriteOnce volume", "WordPress", map[string]any{"replicas": 2},
+		"spec.storage.accessModes must include ReadWriteMany when spec.replicas is above 1"},
+	{"wordpress both mysqlRef and mysql", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}, "mysql": map[string]any{}}},
+		"spec.database must set exactly one of mysqlRef and mysql"},
+	{"wordpress neither mysqlRef nor mysql", "WordPress", map[string]any{"database": map[string]any{}},
+		"spec.database must set exactly one of mysqlRef and mysql"},
+	{"wordpress unknown deletionPolicy", "WordPress", map[string]any{"deletionPolicy": "Keep"}, "spec.deletionPolicy"},
+	{"wordpress zero storage", "WordPress", map[string]any{"storage": map[string]any{"size": 0}}, "spec.storage.size must be above zero"},
+	{"wordpress inline mysql zero storage", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"storage": map[string]any{"size": "0Gi"}}}},
+		"spec.database.mysql.storage.size"},
+	{"wordpress unknown access mode", "WordPress", map[string]any{"storage": map[string]any{"accessModes": []any{"ReadOnlyMany"}}}, "spec.storage.accessModes[0]"},
+	{"wordpress inline mysql bad image", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"image": "mysql 8.4"}}}, "spec.database.mysql.image"},
+	{"wordpress inline mysql bad database name", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"database": "wp-db"}}}, "spec.database.mysql.database"},
+	{"wordpress inline mysql user root", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"user": "root"}}}, "spec.database.mysql.user"},
+	{"wordpress inline mysql unknown deletionPolicy", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"deletionPolicy": "Keep"}}},
+		"spec.database.mysql.deletionPolicy"},
 }
 
 // podSetSpec is a valid PodSet spec with fields replaced by those of with.

@@ -1,0 +1,552 @@
+package wordpress_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/operator"
+	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+var k8s client.Client
+
+// TestMain runs every test against a real kube-apiserver with the operator's manager running. There
+// is no kube-controller-manager here, so the tests play its part: they bind the MySQL's data PVC
+// and write StatefulSet and Deployment status.
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
+		os.Exit(1)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Println("start envtest:", err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := operator.NewManager(cfg, operator.DefaultOptions())
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("manager:", err)
+			os.Exit(1)
+		}
+	}()
+	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const timeout = 20 * time.Second
+
+// newNamespace gives each test a namespace of its own.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wp-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// createWordPress creates the WordPress blog, by default with a MySQL of its own.
+func createWordPress(t *testing.T, ns string, mutate func(*appsv1alpha1.WordPress)) *appsv1alpha1.WordPress {
+	t.Helper()
+	wp := &appsv1alpha1.WordPress{
+		ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns},
+		Spec:       appsv1alpha1.WordPressSpec{Database: appsv1alpha1.WordPressDatabase{MySQL: &appsv1alpha1.MySQLSpec{}}},
+	}
+	if mutate != nil {
+		mutate(wp)
+	}
+	if err := k8s.Create(context.Background(), wp); err != nil {
+		t.Fatal(err)
+	}
+	return wp
+}
+
+func createMySQL(t *testing.T, ns, name, database, user string) {
+	t.Helper()
+	m := &appsv1alpha1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       appsv1alpha1.MySQLSpec{Database: database, User: user},
+	}
+	if err := k8s.Create(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get[T client.Object](t *testing.T, ns, name string, obj T) T {
+	t.Helper()
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func exists(ctx context.Context, ns, name string, obj client.Object) error {
+	return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+}
+
+func patchSpec(t *testing.T, ns, patch string) {
+	t.Helper()
+	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns}}
+	if err := k8s.Patch(context.Background(), wp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runMySQL does what the StatefulSet controller, the volume provisioner and the kubelet would for the
+// MySQL name: it creates its data PVC, binds it, and reports its one member ready.
+func runMySQL(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	sts := &appsv1.StatefulSet{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, name, sts) })
+	tmpl := sts.Spec.VolumeClaimTemplates[0]
+	claimName := tmpl.Name + "-" + name + "-0"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: claimName, Namespace: ns, Labels: tmpl.Labels},
+		Spec:       tmpl.Spec,
+	}
+	if err := k8s.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := exists(ctx, ns, claimName, pvc); err != nil {
+			return err
+		}
+		pvc.Status.Phase = corev1.ClaimBound
+		return k8s.Status().Update(ctx, pvc)
+	})
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		sts := &appsv1.StatefulSet{}
+		if err := exists(ctx, ns, name, sts); err != nil {
+			return err
+		}
+		revision := fmt.Sprintf("%s-%d", name, sts.Generation)
+		sts.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1,
+			CurrentReplicas: 1, CurrentRevision: revision, UpdateRevision: revision,
+		}
+		return k8s.Status().Update(ctx, sts)
+	})
+}
+
+// markDeploymentReady writes the status the Deployment controller would write once every pod of the
+// current template is available.
+func markDeploymentReady(t *testing.T, ns string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		dep := &appsv1.Deployment{}
+		if err := exists(ctx, ns, "blog", dep); err != nil {
+			return err
+		}
+		n := *dep.Spec.Replicas
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
+		}
+		return k8s.Status().Update(ctx, dep)
+	})
+}
+
+// waitWordPress waits until the WordPress blog reports condType at status for its generation, with
+// reason when it is not empty.
+func waitWordPress(t *testing.T, ns, condType string, status metav1.ConditionStatus, reason string) *appsv1alpha1.WordPress {
+	t.Helper()
+	wp := &appsv1alpha1.WordPress{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := exists(ctx, ns, "blog", wp); err != nil {
+			return err
+		}
+		if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, condType, status); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(wp.Status.Conditions, condType); reason != "" && c.Reason != reason {
+			return fmt.Errorf("%s reason = %s (%s), want %s", condType, c.Reason, c.Message, reason)
+		}
+		return nil
+	})
+	return wp
+}
+
+// noDeployment fails the test if the WordPress blog has a Deployment.
+func noDeployment(t *testing.T, ns string) {
+	t.Helper()
+	if err := exists(context.Background(), ns, "blog", &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get Deployment = %v, want NotFound while the database is not ready", err)
+	}
+}
+
+func conditionMessage(wp *appsv1alpha1.WordPress, condType string) string {
+	if c := meta.FindStatusCondition(wp.Status.Conditions, condType); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
+	ns := newNamespace(t)
+	wp := createWordPress(t, ns, nil)
+
+	db := &appsv1alpha1.MySQL{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+	if owner := metav1.GetControllerOf(db); owner == nil || owner.UID != wp.UID || owner.Kind != "WordPress" {
+		t.Errorf("MySQL owner = %+v, want the WordPress", owner)
+	}
+	if db.Spec.Database != "wordpress" || db.Spec.User != "wordpress" || db.Spec.Image != appsv1alpha1.DefaultMySQLImage {
+		t.Errorf("MySQL database/user/image = %q/%q/%q", db.Spec.Database, db.Spec.User, db.Spec.Image)
+	}
+	got := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonWaitingForDatabase)
+	if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
+		t.Error(err)
+	}
+	if got.Status.URL != "http://blog."+ns+".svc" {
+		t.Errorf("status.url = %q", got.Status.URL)
+	}
+
+	// Everything but the Deployment is there while the database starts.
+	pvc, svc, salts := &corev1.PersistentVolumeClaim{}, &corev1.Service{}, &corev1.Secret{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := exists(ctx, ns, "blog-content", pvc); err != nil {
+			return err
+		}
+		if err := exists(ctx, ns, "blog", svc); err != nil {
+			return err
+		}
+		return exists(ctx, ns, "blog-salts", salts)
+	})
+	for _, child := range []client.Object{svc, salts} {
+		if owner := metav1.GetControllerOf(child); owner == nil || owner.UID != wp.UID {
+			t.Errorf("%T owner = %+v, want the WordPress", child, owner)
+		}
+	}
+	if size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; size.Cmp(resource.MustParse("1Gi")) != 0 ||
+		len(pvc.Spec.AccessModes) != 1 || pvc.Spec.AccessModes[0] != corev1.ReadWriteOnce {
+		t.Errorf("content claim size %s modes %v, want 1Gi ReadWriteOnce", size.String(), pvc.Spec.AccessModes)
+	}
+	if len(salts.Data) != len(resources.SaltKeys) {
+		t.Errorf("salts Secret has keys %d, want %d", len(salts.Data), len(resources.SaltKeys))
+	}
+	time.Sleep(time.Second)
+	noDeployment(t, ns)
+
+	// The MySQL becoming Available is the only trigger the site needs.
+	runMySQL(t, ns, "blog-mysql")
+	dep := &appsv1.Deployment{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	if owner := metav1.GetControllerOf(dep); owner == nil || owner.UID != wp.UID {
+		t.Errorf("Deployment owner = %+v, want the WordPress", owner)
+	}
+	pod := dep.Spec.Template.Spec
+	env := map[string]corev1.EnvVar{}
+	for _, e := range pod.Containers[0].Env {
+		env[e.Name] = e
+		if e.Value != "" {
+			t.Errorf("env %s has a literal value; every database setting and salt comes from a Secret", e.Name)
+		}
+	}
+	refs := map[string][2]string{
+		"WORDPRESS_DB_HOST":     {"blog-mysql-credentials", appsv1alpha1.SecretKeyHost},
+		"WORDPRESS_DB_NAME":     {"blog-mysql-credentials", appsv1alpha1.SecretKeyDatabase},
+		"WORDPRESS_DB_USER":     {"blog-mysql-credentials", appsv1alpha1.SecretKeyUser},
+		"WORDPRESS_DB_PASSWORD": {"blog-mysql-credentials", appsv1alpha1.SecretKeyPassword},
+	}
+	for _, k := range resources.SaltKeys {
+		refs[k] = [2]string{"blog-salts", k}
+	}
+	for name, want := range refs {
+		e := env[name]
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != want[0] || e.ValueFrom.SecretKeyRef.Key != want[1] {
+			t.Errorf("env %s = %+v, want a secretKeyRef to %s/%s", name, e, want[0], want[1])
+		}
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].PersistentVolumeClaim == nil || pod.Volumes[0].PersistentVolumeClaim.ClaimName != "blog-content" {
+		t.Errorf("volumes = %+v, want the claim blog-content", pod.Volumes)
+	}
+	// The credentials Secret holds what the site reads from it.
+	creds := get(t, ns, "blog-mysql-credentials", &corev1.Secret{})
+	if string(creds.Data[appsv1alpha1.SecretKeyDatabase]) != "wordpress" || string(creds.Data[appsv1alpha1.SecretKeyUser]) != "wordpress" ||
+		string(creds.Data[appsv1alpha1.SecretKeyHost]) != "blog-mysql."+ns+".svc" {
+		t.Errorf("credentials = %q", creds.Data)
+	}
+
+	markDeploymentReady(t, ns)
+	got = waitWordPress(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
+	for condType, status := range map[string]metav1.ConditionStatus{
+		appsv1alpha1.ConditionDatabaseReady: metav1.ConditionTrue,
+		appsv1alpha1.ConditionProgressing:   metav1.ConditionFalse,
+		appsv1alpha1.ConditionDegraded:      metav1.ConditionFalse,
+	} {
+		if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, condType, status); err != nil {
+			t.Error(err)
+		}
+	}
+	if got.Status.Image != appsv1alpha1.DefaultWordPressImage || got.Status.ReadyReplicas != 1 || got.Status.URL != "http://blog."+ns+".svc" {
+		t.Errorf("status = %+v", got.Status)
+	}
+
+	// A new image rolls the site; the salts stay, or every user would be logged out.
+	patchSpec(t, ns, `{"spec":{"image":"wordpress:6.8.2-php8.3-apache"}}`)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if image := get(t, ns, "blog", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Image; image != "wordpress:6.8.2-php8.3-apache" {
+			return fmt.Errorf("deployment image = %s", image)
+		}
+		return nil
+	})
+	after := get(t, ns, "blog-salts", &corev1.Secret{})
+	for k, v := range salts.Data {
+		if string(after.Data[k]) != string(v) {
+			t.Errorf("salt %s changed", k)
+		}
+	}
+}
+
+func TestMySQLRefToAMissingMySQL(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "shared"}}
+	})
+	wp := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonWaitingForDatabase)
+	if msg := conditionMessage(wp, appsv1alpha1.ConditionDatabaseReady); !strings.Contains(msg, "spec.database.mysqlRef") || !strings.Contains(msg, "shared") {
+		t.Errorf("DatabaseReady message = %q, want it to name spec.database.mysqlRef and the MySQL", msg)
+	}
+	time.Sleep(time.Second)
+	noDeployment(t, ns)
+	if err := exists(context.Background(), ns, "shared", &appsv1alpha1.MySQL{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get MySQL shared = %v, want NotFound: a referenced MySQL is not the site's to create", err)
+	}
+
+	// The MySQL appears and becomes Available: the site starts on it.
+	createMySQL(t, ns, "shared", "blog", "blog")
+	runMySQL(t, ns, "shared")
+	dep := &appsv1.Deployment{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "WORDPRESS_DB_PASSWORD" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "shared-credentials") {
+			t.Errorf("env %s = %+v, want the password of shared-credentials", e.Name, e)
+		}
+	}
+	waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionTrue, "")
+}
+
+func TestMySQLRefWithoutDatabaseOrUser(t *testing.T) {
+	ns := newNamespace(t)
+	createMySQL(t, ns, "bare", "", "")
+	runMySQL(t, ns, "bare")
+	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "bare"}}
+	})
+	wp := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonDatabaseMisconfigured)
+	if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+		t.Error(err)
+	}
+	if msg := conditionMessage(wp, appsv1alpha1.ConditionDatabaseReady); !strings.Contains(msg, "spec.database") || !strings.Contains(msg, "spec.user") {
+		t.Errorf("DatabaseReady message = %q, want it to name the missing fields", msg)
+	}
+	noDeployment(t, ns)
+}
+
+func TestContentClaimFollowsDeletionPolicy(t *testing.T) {
+	ns := newNamespace(t)
+	wp := createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) { wp.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete })
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := exists(ctx, ns, "blog-content", pvc); err != nil {
+			return err
+		}
+		if owner := metav1.GetControllerOf(pvc); owner == nil || owner.UID != wp.UID {
+			return fmt.Errorf("with the Delete policy the claim's owner is %+v, want the WordPress", owner)
+		}
+		return nil
+	})
+	patchSpec(t, ns, `{"spec":{"deletionPolicy":"Retain"}}`)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if refs := get(t, ns, "blog-content", &corev1.PersistentVolumeClaim{}).OwnerReferences; len(refs) != 0 {
+			return fmt.Errorf("with the Retain policy the claim has owners %+v, want none", refs)
+		}
+		return nil
+	})
+}
+
+func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Database.MySQL.Config = []string{"max_connections=50"}
+	})
+	db := &appsv1alpha1.MySQL{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+
+	db.Spec.Config = []string{"max_connections=5000"}
+	db.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete
+	if err := k8s.Update(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		got := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})
+		if len(got.Spec.Config) != 1 || got.Spec.Config[0] != "max_connections=50" || got.Spec.DeletionPolicy != appsv1alpha1.DeletionPolicyRetain {
+			return fmt.Errorf("MySQL spec not restored: config %q deletionPolicy %s", got.Spec.Config, got.Spec.DeletionPolicy)
+		}
+		return nil
+	})
+
+	// The WordPress's own spec change reaches its MySQL.
+	patchSpec(t, ns, `{"spec":{"database":{"mysql":{"config":["max_connections=80"]}}}}`)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if got := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{}); len(got.Spec.Config) != 1 || got.Spec.Config[0] != "max_connections=80" {
+			return fmt.Errorf("MySQL config = %q", got.Spec.Config)
+		}
+		return nil
+	})
+
+	if err := k8s.Delete(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		back := &appsv1alpha1.MySQL{}
+		if err := exists(ctx, ns, "blog-mysql", back); err != nil {
+			return err
+		}
+		if back.UID == db.UID {
+			return fmt.Errorf("MySQL not replaced yet")
+		}
+		return nil
+	})
+}
+
+func TestDeletedChildrenAreRecreated(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, nil)
+	runMySQL(t, ns, "blog-mysql")
+	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := exists(ctx, ns, "blog", dep); err != nil {
+			return err
+		}
+		return exists(ctx, ns, "blog", svc)
+	})
+	for _, child := range []client.Object{svc, dep} {
+		if err := k8s.Delete(context.Background(), child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		newDep, newSvc := &appsv1.Deployment{}, &corev1.Service{}
+		if err := exists(ctx, ns, "blog", newDep); err != nil {
+			return err
+		}
+		if err := exists(ctx, ns, "blog", newSvc); err != nil {
+			return err
+		}
+		if newDep.UID == dep.UID || newSvc.UID == svc.UID {
+			return fmt.Errorf("children not replaced yet")
+		}
+		return nil
+	})
+}
+
+func TestIdleWordPressMakesNoWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, nil)
+	runMySQL(t, ns, "blog-mysql")
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
+	markDeploymentReady(t, ns)
+	waitWordPress(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
+
+	versions := func() string {
+		return strings.Join([]string{
+			get(t, ns, "blog", &appsv1alpha1.WordPress{}).ResourceVersion,
+			get(t, ns, "blog", &appsv1.Deployment{}).ResourceVersion,
+			get(t, ns, "blog", &corev1.Service{}).ResourceVersion,
+			get(t, ns, "blog-content", &corev1.PersistentVolumeClaim{}).ResourceVersion,
+			get(t, ns, "blog-salts", &corev1.Secret{}).ResourceVersion,
+			get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{}).ResourceVersion,
+			get(t, ns, "blog-mysql", &appsv1.StatefulSet{}).ResourceVersion,
+		}, "/")
+	}
+	// Let the status write caused by readiness settle before watching for silence.
+	time.Sleep(time.Second)
+	before := versions()
+	for range 5 {
+		time.Sleep(time.Second)
+		if after := versions(); after != before {
+			t.Fatalf("an idle WordPress's objects changed: %s -> %s", before, after)
+		}
+	}
+}
+
+func TestInvalidSpecsAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	for i, tt := range testutil.InvalidSpecs {
+		if tt.Kind != "WordPress" {
+			continue
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
+				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
+				"spec":     tt.Spec,
+			}}
+			err := k8s.Create(context.Background(), obj)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
+				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
+			}
+		})
+	}
+}
+
+func TestStorageIsImmutable(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, nil)
+	for _, patch := range []string{
+		`{"spec":{"storage":{"size":"5Gi"}}}`,
+		`{"spec":{"storage":{"storageClassName":"fast"}}}`,
+	} {
+		wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns}}
+		err := k8s.Patch(context.Background(), wp, client.RawPatch(types.MergePatchType, []byte(patch)))
+		if want := "spec.storage is immutable"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("patch %s = %v, want Invalid naming %q", patch, err, want)
+		}
+	}
+	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns}}
+	err := k8s.Patch(context.Background(), wp, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"database":{"mysql":{"storage":{"size":"50Gi"}}}}}`)))
+	if want := "spec.storage is immutable"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+		t.Errorf("patch of the MySQL's storage = %v, want Invalid naming %q", err, want)
+	}
+}
