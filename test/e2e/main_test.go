@@ -29,6 +29,8 @@ import (
 var (
 	cluster *localcluster.Cluster
 	k8s     client.Client
+	// operatorLog is the file the operator's log goes to.
+	operatorLog string
 )
 
 func TestMain(m *testing.M) {
@@ -58,7 +60,8 @@ func run(m *testing.M) int {
 			fmt.Println(err)
 		}
 	}()
-	logFile, err := os.Create(filepath.Join(dir, "logs", "appkeeper.log"))
+	operatorLog = filepath.Join(dir, "logs", "appkeeper.log")
+	logFile, err := os.Create(operatorLog)
 	if err != nil {
 		fmt.Println(err)
 		return 1
