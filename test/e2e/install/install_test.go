@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,6 +154,7 @@ func TestInstall(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	checkMetricsAccess(t, first)
 
 	// A second replica waits on standby while the first holds the lease.
 	second := startOperator(t, "appkeeper-2", kubeconfig, args...)
@@ -259,6 +263,47 @@ func applyInstallManifest(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
 		t.Fatalf("a pod that is not restricted: got %v, want refused by PodSecurity", err)
 	}
+}
+
+// checkMetricsAccess scrapes the operator's metrics as two ServiceAccounts: one bound to
+// appkeeper-metrics-reader is served, the other refused. The operator asks the API server, with its
+// own rights, to review each token and authorize the request.
+func checkMetricsAccess(t *testing.T, p *operatorProcess) {
+	t.Helper()
+	ctx := context.Background()
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "scraper"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "appkeeper-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: "scraper"}},
+	}
+	if err := k8s.Create(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	scraper, stranger := serviceAccountToken(t, "scraper"), serviceAccountToken(t, "stranger")
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if code := p.scrape(t, scraper); code != http.StatusOK {
+			return fmt.Errorf("metrics with the reader role: HTTP %d", code)
+		}
+		return nil
+	})
+	if code := p.scrape(t, stranger); code != http.StatusForbidden {
+		t.Fatalf("metrics without the reader role: HTTP %d, want 403", code)
+	}
+}
+
+// serviceAccountToken creates a ServiceAccount in the operator's namespace and returns a token
+// for it.
+func serviceAccountToken(t *testing.T, name string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := k8s.Create(context.Background(), sa); err != nil {
+		t.Fatal(err)
+	}
+	request := &authenticationv1.TokenRequest{}
+	if err := k8s.SubResource("token").Create(context.Background(), sa, request); err != nil {
+		t.Fatal(err)
+	}
+	return request.Status.Token
 }
 
 // dryRunChart has the API server validate every object of the Helm chart, as `helm upgrade` would

@@ -4,6 +4,7 @@ package install
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -24,10 +25,11 @@ import (
 // operatorProcess is bin/appkeeper run beside the cluster, as one replica of the manager
 // Deployment would run in it.
 type operatorProcess struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan struct{}
+	name       string
+	cmd        *exec.Cmd
+	logPath    string
+	metricsURL string
+	exited     chan struct{}
 }
 
 // impersonatingKubeconfig writes a copy of the cluster's kubeconfig whose user acts as the
@@ -61,7 +63,12 @@ func startOperator(t *testing.T, name, kubeconfig string, args ...string) *opera
 		t.Fatalf("%v: run make build", err)
 	}
 	metricsPort, probePort := freePort(t), freePort(t)
-	p := &operatorProcess{name: name, logPath: filepath.Join(cluster.Dir, "logs", name+".log"), exited: make(chan struct{})}
+	p := &operatorProcess{
+		name:       name,
+		logPath:    filepath.Join(cluster.Dir, "logs", name+".log"),
+		metricsURL: fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
+		exited:     make(chan struct{}),
+	}
 	logFile, err := os.Create(p.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +127,24 @@ func (p *operatorProcess) stop(t *testing.T) {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}
+}
+
+// scrape reads the secure metrics endpoint with a bearer token and returns the HTTP status. The
+// operator serves a self-signed certificate.
+func (p *operatorProcess) scrape(t *testing.T, token string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, p.metricsURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // a self-signed certificate on localhost
+	resp, err := insecure.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
 
 func (p *operatorProcess) log(t *testing.T) string {
