@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -95,6 +96,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.WordPress, seen *observed) error {
 	db := &appsv1alpha1.MySQL{}
 	if wp.OwnsMySQL() {
+		if reason, problem, err := r.foreignMySQL(ctx, wp); err != nil || problem != "" {
+			seen.dbReason, seen.dbProblem = reason, problem
+			return err
+		}
 		result, err := reconcile.ApplyObject(ctx, r.Client, resources.MySQL(wp), db)
 		if err != nil {
 			return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
@@ -114,6 +119,31 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.Wor
 	seen.db = db
 	seen.dbReason, seen.dbProblem = databaseProblem(db)
 	return nil
+}
+
+// foreignMySQL says why the MySQL the WordPress would run itself is not its own, with the
+// DatabaseReady reason, or returns two empty strings. A MySQL of that name that another owner
+// controls, or none, is never taken over: its data would then go with the WordPress. One that goes
+// with a former WordPress of the same name is waited for; its deletion starts the next pass.
+func (r *Reconciler) foreignMySQL(ctx context.Context, wp *appsv1alpha1.WordPress) (reason, problem string, err error) {
+	db := &appsv1alpha1.MySQL{}
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: wp.Namespace, Name: wp.MySQLName()}, db)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", "", nil
+	case err != nil:
+		return "", "", fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
+	case metav1.IsControlledBy(db, wp):
+		return "", "", nil
+	case !db.DeletionTimestamp.IsZero():
+		return appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s is still being deleted", db.Name), nil
+	}
+	if owner := metav1.GetControllerOf(db); owner != nil && owner.Kind == "WordPress" && owner.Name == wp.Name {
+		// The garbage collector has yet to delete it with a former WordPress of this name.
+		return appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s belongs to a deleted WordPress %s and is about to be deleted", db.Name, wp.Name), nil
+	}
+	return appsv1alpha1.ReasonDatabaseMisconfigured, fmt.Sprintf("spec.database.mysql: MySQL %s exists and is not this "+
+		"WordPress's: rename or delete it, or use it through spec.database.mysqlRef", db.Name), nil
 }
 
 func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {

@@ -450,6 +450,26 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 	})
 }
 
+// TestAnotherMySQLOfTheSameNameIsLeftAlone checks that a site never takes over a MySQL it did not
+// create: owning it would hand that database to the garbage collector along with the site.
+func TestAnotherMySQLOfTheSameNameIsLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	createMySQL(t, ns, "blog-mysql", "wordpress", "wordpress")
+	createWordPress(t, ns, nil)
+	wp := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonDatabaseMisconfigured)
+	if msg := conditionMessage(wp, appsv1alpha1.ConditionDatabaseReady); !strings.Contains(msg, "blog-mysql") || !strings.Contains(msg, "spec.database.mysqlRef") {
+		t.Errorf("DatabaseReady message = %q, want it to name the MySQL and spec.database.mysqlRef", msg)
+	}
+	if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+		t.Error(err)
+	}
+	time.Sleep(time.Second)
+	if refs := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{}).OwnerReferences; len(refs) != 0 {
+		t.Errorf("the MySQL got owners %+v, want none", refs)
+	}
+	noDeployment(t, ns)
+}
+
 func TestDeletedChildrenAreRecreated(t *testing.T) {
 	ns := newNamespace(t)
 	createWordPress(t, ns, nil)
