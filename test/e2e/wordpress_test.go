@@ -107,6 +107,24 @@ func TestWordPressWithItsOwnMySQL(t *testing.T) {
 			t.Errorf("WordPress pod %s mounts claim %q, want blog-content", pod.Name, claim)
 		}
 	}
+
+	// Applied again at once, before the garbage collector has taken the former site's MySQL, the
+	// site waits for it to go and then starts on the same data.
+	kubectl(t, "", "delete", "-n", ns, "wordpress", "blog")
+	kubectl(t, blog, "apply", "-n", ns, "-f", "-")
+	waitWordPress(t, ns)
+	for name, uid := range claims {
+		if got := get(t, ns, name, &corev1.PersistentVolumeClaim{}).UID; got != uid {
+			t.Errorf("claim %s has uid %s after a quick re-create, want the kept claim %s", name, got, uid)
+		}
+	}
+	if got := secretValues(t, ns, "blog-mysql-credentials", appsv1alpha1.SecretKeyRootPassword, appsv1alpha1.SecretKeyPassword); !equal(got, secrets) {
+		t.Errorf("a quick re-create changed the passwords")
+	}
+	wp := get(t, ns, "blog", &appsv1alpha1.WordPress{})
+	if owner := metav1.GetControllerOf(get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})); owner == nil || owner.UID != wp.UID {
+		t.Errorf("MySQL owner = %+v, want the new WordPress", owner)
+	}
 }
 
 // waitWordPress waits until the WordPress blog and its MySQL blog-mysql are Available, their pods
