@@ -366,6 +366,64 @@ func TestMySQLRefToAMissingMySQL(t *testing.T) {
 	waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionTrue, "")
 }
 
+func TestMySQLRefToAMySQLWithItsOwnSecret(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-passwords", Namespace: ns},
+		Data: map[string][]byte{
+			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
+		},
+	}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	m := &appsv1alpha1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns},
+		Spec: appsv1alpha1.MySQLSpec{
+			Database: "site", User: "site", CredentialsSecretRef: &appsv1alpha1.SecretReference{Name: "db-passwords"},
+		},
+	}
+	if err := k8s.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	runMySQL(t, ns, "shared")
+	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "shared"}}
+	})
+	dep := &appsv1.Deployment{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	env := map[string]corev1.EnvVar{}
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e
+	}
+	for name, want := range map[string]string{"WORDPRESS_DB_HOST": "shared." + ns + ".svc", "WORDPRESS_DB_NAME": "site", "WORDPRESS_DB_USER": "site"} {
+		if env[name].Value != want {
+			t.Errorf("env %s = %+v, want %q", name, env[name], want)
+		}
+	}
+	if e := env["WORDPRESS_DB_PASSWORD"]; e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+		e.ValueFrom.SecretKeyRef.Name != "db-passwords" || e.ValueFrom.SecretKeyRef.Key != appsv1alpha1.SecretKeyPassword {
+		t.Errorf("env WORDPRESS_DB_PASSWORD = %+v, want a secretKeyRef to db-passwords/password", e)
+	}
+}
+
+// TestZeroSpecTakesTheDefaults checks that a WordPress made in Go with nothing set gets the API
+// server's defaults, a MySQL of its own among them, rather than empty values.
+func TestZeroSpecTakesTheDefaults(t *testing.T) {
+	ns := newNamespace(t)
+	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns}}
+	if err := k8s.Create(context.Background(), wp); err != nil {
+		t.Fatal(err)
+	}
+	if wp.Spec.Database.MySQL == nil || wp.Spec.Storage.Size.String() != "1Gi" || wp.Spec.Database.MySQL.Storage.Size.String() != "10Gi" {
+		t.Errorf("created spec = %+v, want a MySQL of its own, 1Gi for wp-content and 10Gi for the database", wp.Spec)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		return exists(ctx, ns, "blog-mysql", &appsv1alpha1.MySQL{})
+	})
+}
+
 func TestMySQLRefWithoutDatabaseOrUser(t *testing.T) {
 	ns := newNamespace(t)
 	createMySQL(t, ns, "bare", "", "")
