@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,31 @@ func TestWordPressWithItsOwnMySQL(t *testing.T) {
 	kubectl(t, blog, "apply", "-n", ns, "-f", "-")
 	waitWordPress(t, ns)
 	t.Logf("WordPress and its MySQL Available %s after the WordPress was created", time.Since(created).Round(time.Millisecond))
+
+	// Once Available, nothing the site is made of changes while no one touches it.
+	versions := func() string {
+		var v []string
+		for name, obj := range map[string]client.Object{
+			"blog": &appsv1alpha1.WordPress{}, "blog-mysql": &appsv1alpha1.MySQL{}, "blog-mysql-config": &corev1.ConfigMap{},
+			"blog-content": &corev1.PersistentVolumeClaim{}, "data-blog-mysql-0": &corev1.PersistentVolumeClaim{},
+			"blog-salts": &corev1.Secret{}, "blog-mysql-credentials": &corev1.Secret{},
+		} {
+			v = append(v, name+"="+get(t, ns, name, obj).GetResourceVersion())
+		}
+		v = append(v, "deployment="+get(t, ns, "blog", &appsv1.Deployment{}).ResourceVersion,
+			"statefulset="+get(t, ns, "blog-mysql", &appsv1.StatefulSet{}).ResourceVersion,
+			"service="+get(t, ns, "blog", &corev1.Service{}).ResourceVersion)
+		slices.Sort(v)
+		return strings.Join(v, " ")
+	}
+	time.Sleep(time.Second)
+	before := versions()
+	for range 3 {
+		time.Sleep(time.Second)
+		if after := versions(); after != before {
+			t.Fatalf("an idle WordPress's objects changed:\n%s\n%s", before, after)
+		}
+	}
 
 	out := kubectl(t, "", "get", "-n", ns, "appkeeper")
 	if !strings.Contains(out, "blog-mysql") || !strings.Contains(out, "http://blog."+ns+".svc") {
