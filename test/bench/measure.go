@@ -228,11 +228,20 @@ func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []clie
 		if err := ready.waitGone(ctx, name, uid, time.Minute); err != nil {
 			return nil, err
 		}
-		if err := b.c.Create(ctx, child.DeepCopyObject().(client.Object)); err != nil {
-			return nil, err
-		}
-		if err := ready.waitReplaced(ctx, name, uid, time.Minute); err != nil {
-			return nil, err
+		// Like a controller, the client creates the child again whenever it disappears: kwok, which
+		// deletes pods by name, can take a pod created under the name of one it just deleted.
+		for {
+			obj := child.DeepCopyObject().(client.Object)
+			if err := b.c.Create(ctx, obj); err != nil {
+				return nil, err
+			}
+			gone, err := ready.waitReadyOrGone(ctx, name, obj.GetUID(), time.Minute)
+			if err != nil {
+				return nil, err
+			}
+			if !gone {
+				break
+			}
 		}
 		times = append(times, time.Since(start))
 	}

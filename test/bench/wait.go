@@ -24,6 +24,8 @@ type readiness struct {
 	// when the deletion and the re-creation arrive between two looks.
 	present map[string]types.UID
 	ready   map[string]bool
+	// gone holds the UIDs of the objects seen deleted.
+	gone    map[types.UID]bool
 	changed chan struct{}
 	cancel  context.CancelFunc
 }
@@ -41,7 +43,8 @@ func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.
 		cancel()
 		return nil, err
 	}
-	r := &readiness{present: map[string]types.UID{}, ready: map[string]bool{}, changed: make(chan struct{}, 1), cancel: cancel}
+	r := &readiness{present: map[string]types.UID{}, ready: map[string]bool{}, gone: map[types.UID]bool{},
+		changed: make(chan struct{}, 1), cancel: cancel}
 	update := func(obj any) {
 		o, ok := obj.(client.Object)
 		if !ok {
@@ -86,6 +89,7 @@ func (r *readiness) set(name string, uid types.UID, ready bool) {
 
 func (r *readiness) remove(name string, uid types.UID) {
 	r.mu.Lock()
+	r.gone[uid] = true
 	if r.present[name] == uid {
 		delete(r.present, name)
 		delete(r.ready, name)
@@ -130,6 +134,16 @@ func (r *readiness) waitReplaced(ctx context.Context, name string, uid types.UID
 	return r.waitFor(ctx, timeout, func() bool { return r.ready[name] && r.present[name] != uid }, func() string {
 		return name + " not back and ready"
 	})
+}
+
+// waitReadyOrGone waits until the object with the given UID is ready, and tells whether it was
+// deleted instead.
+func (r *readiness) waitReadyOrGone(ctx context.Context, name string, uid types.UID, timeout time.Duration) (gone bool, err error) {
+	err = r.waitFor(ctx, timeout, func() bool {
+		gone = r.gone[uid]
+		return gone || (r.ready[name] && r.present[name] == uid)
+	}, func() string { return name + " not ready" })
+	return gone, err
 }
 
 func (r *readiness) waitFor(ctx context.Context, timeout time.Duration, done func() bool, describe func() string) error {
