@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -40,7 +41,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // observed is what a pass saw of the children, for the status.
@@ -65,7 +66,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	original := m.DeepCopy()
 	var seen observed
 	defer func() {
-		seen.claim = r.claim(ctx, m)
+		if seen.claim == nil {
+			seen.claim = r.claim(ctx, m)
+		}
 		m.Status = computeStatus(m, seen, err)
 		r.recordTransitions(original, m)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, m,
@@ -81,18 +84,50 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	sts := &appsv1.StatefulSet{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.ChildName()}, sts); err == nil {
 		seen.sts = sts
-		if seen.refusal = downgradeRefusal(resources.Image(sts), m.Spec.Image); seen.refusal != "" {
-			// Nothing of the workload changes: not the image, and not my.cnf, which the running
-			// server would read at its next restart.
-			return ctrl.Result{}, nil
-		}
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("get StatefulSet of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	seen.claim = r.claim(ctx, m)
+	// The data volume remembers the newest server that ran on it, so that a MySQL re-created on a
+	// kept volume is held to it too.
+	if seen.refusal = downgradeRefusal(newestImage(resources.Image(seen.sts), dataImage(seen.claim)), m.Spec.Image); seen.refusal != "" {
+		// Nothing of the workload changes: not the image, and not my.cnf, which the running
+		// server would read at its next restart.
+		return ctrl.Result{}, nil
 	}
 	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(m), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.reconcileStatefulSet(ctx, m, &seen)
+	if err := r.reconcileStatefulSet(ctx, m, &seen); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.recordDataImage(ctx, m, seen)
+}
+
+// recordDataImage writes on the data volume the image of a server that has completed its rollout
+// on it, unless the volume already names that image or a newer one.
+func (r *Reconciler) recordDataImage(ctx context.Context, m *appsv1alpha1.MySQL, seen observed) error {
+	if seen.claim == nil || !rolloutComplete(seen.sts) {
+		return nil
+	}
+	running := resources.Image(seen.sts)
+	if newestImage(running, dataImage(seen.claim)) != running || dataImage(seen.claim) == running {
+		return nil
+	}
+	patch := client.MergeFrom(seen.claim.DeepCopy())
+	metav1.SetMetaDataAnnotation(&seen.claim.ObjectMeta, resources.DataImageAnnotation, running)
+	if err := r.Client.Patch(ctx, seen.claim, patch, client.FieldOwner(reconcile.FieldOwner)); err != nil {
+		return fmt.Errorf("record the server version on the data volume of MySQL %s/%s: %w", m.Namespace, m.Name, client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// dataImage is the newest image recorded on the data volume, or empty.
+func dataImage(claim *corev1.PersistentVolumeClaim) string {
+	if claim == nil {
+		return ""
+	}
+	return claim.Annotations[resources.DataImageAnnotation]
 }
 
 // reconcileCredentials checks a referenced Secret, or generates the Secret once and keeps its

@@ -756,3 +756,47 @@ func wantEvents(t *testing.T, ns string, reasons ...string) {
 		return nil
 	})
 }
+
+func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
+	ns := newNamespace(t)
+	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.4.6" })
+	childrenExist(t, ns, true)
+	runServer(t, ns, "db")
+	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if got := get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{}).Annotations[resources.DataImageAnnotation]; got != "mysql:8.4.6" {
+			return fmt.Errorf("data volume records %q, want mysql:8.4.6", got)
+		}
+		return nil
+	})
+
+	// Deleted with the Retain policy and created again with an older version on the same volume:
+	// no StatefulSet may start 8.0 on data files 8.4 has written.
+	db := get(t, ns, "db", &appsv1alpha1.MySQL{})
+	if err := k8s.Delete(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	// Without a garbage collector in this test environment, the StatefulSet goes by hand.
+	if err := k8s.Delete(context.Background(), get(t, ns, "db", &appsv1.StatefulSet{})); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1alpha1.MySQL{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("MySQL still there: %v", err)
+		}
+		return nil
+	})
+	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.0.43" })
+	m := waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonDowngradeRefused))
+	if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "mysql:8.4.6") {
+		t.Errorf("Degraded message = %q, want it to name the version the data was written by", c.Message)
+	}
+	for range 3 {
+		err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1.StatefulSet{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("a StatefulSet exists for a refused downgrade: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}

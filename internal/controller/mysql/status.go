@@ -32,6 +32,19 @@ func downgradeRefusal(running, wanted string) string {
 	return ""
 }
 
+// newestImage is whichever of two images names the newer version; a, when they cannot be compared.
+func newestImage(a, b string) string {
+	if a == "" {
+		return b
+	}
+	aMajor, aMinor, okA := appsv1alpha1.ImageVersion(a)
+	bMajor, bMinor, okB := appsv1alpha1.ImageVersion(b)
+	if okA && okB && (bMajor > aMajor || bMajor == aMajor && bMinor > aMinor) {
+		return b
+	}
+	return a
+}
+
 // computeStatus derives the status of m from what the pass observed and from its error, if any.
 func computeStatus(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) appsv1alpha1.MySQLStatus {
 	status := *m.Status.DeepCopy()

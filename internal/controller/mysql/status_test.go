@@ -101,3 +101,19 @@ func TestComputeStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestNewestImage(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:8.4.6", "", "mysql:8.4.6"},
+		{"mysql:8.0.40", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:9.1.0", "mysql:8.4.6", "mysql:9.1.0"},
+		{"mysql:8.4.7", "mysql:8.4.6", "mysql:8.4.7"},
+		{"mysql:latest", "mysql:8.4.6", "mysql:latest"},
+	}
+	for _, tt := range tests {
+		if got := newestImage(tt.a, tt.b); got != tt.want {
+			t.Errorf("newestImage(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

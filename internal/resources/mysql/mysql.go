@@ -26,6 +26,10 @@ const ContainerName = "mysql"
 // spec.config restarts the server with it.
 const ConfigHashAnnotation = "apps.appkeeper.dev/config-hash"
 
+// DataImageAnnotation on the data PVC names the newest image whose server has run on it: mysqld
+// upgrades data files in place, and no older version can read them afterwards.
+const DataImageAnnotation = "apps.appkeeper.dev/data-image"
+
 // DataVolume is the name of the volume claim template, and so the prefix of the PVC's name.
 const DataVolume = "data"
 
