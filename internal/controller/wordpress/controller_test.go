@@ -3,9 +3,7 @@ package wordpress_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,58 +16,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/operator"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
+	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 var k8s client.Client
 
-// TestMain runs every test against a real kube-apiserver with the operator's manager running. There
-// is no kube-controller-manager here, so the tests play its part: they bind the MySQL's data PVC
-// and write StatefulSet and Deployment status.
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
-		os.Exit(1)
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Println("start envtest:", err)
-		os.Exit(1)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := operator.NewManager(cfg, operator.DefaultOptions())
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Println("manager:", err)
-			os.Exit(1)
-		}
-	}()
-	k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cancel()
-	_ = env.Stop()
-	os.Exit(code)
+	os.Exit(testenv.RunWithOperator(m, &k8s))
 }
 
 const timeout = 20 * time.Second
