@@ -63,6 +63,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	p := planPods(ps, hash, pods)
+	if p.replacesStale() {
+		// The maxUnavailable budget must count the pods as they are: a cache that has not yet
+		// seen the pod a previous pass deleted would let this pass delete one more.
+		fresh := &corev1.PodList{}
+		if err := r.APIReader.List(ctx, fresh, client.InNamespace(ps.Namespace), client.MatchingLabels(ps.SelectorLabels())); err != nil {
+			return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
+		}
+		pods = fresh.Items
+		p = planPods(ps, hash, pods)
+	}
 	r.recordScale(original)
 	pods, err = r.execute(ctx, ps, hash, pods, p)
 	if err != nil {

@@ -99,6 +99,16 @@ func planPods(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod) plan {
 	return p
 }
 
+// replacesStale is true when the plan deletes a pod of an older template to roll out the current one.
+func (p plan) replacesStale() bool {
+	for _, d := range p.delete {
+		if d.why == stale {
+			return true
+		}
+	}
+	return false
+}
+
 // staleToReplace picks the pods of an older template to delete now, among the pods kept, which are
 // sorted by removalOrder. Missing and not-ready pods use up the budget of maxUnavailable first; a
 // stale pod that is not ready costs nothing to replace, since it serves nobody.
