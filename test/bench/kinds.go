@@ -124,6 +124,18 @@ func typedFrom[T any, PT interface {
 
 // crAvailable is true when an appkeeper resource reports Available=True for its generation.
 func crAvailable(obj client.Object) bool {
+	return crCondition(obj, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+}
+
+// crSettled is true when an appkeeper resource is Available and no longer Progressing: its status
+// has caught up with its children, so the operator has nothing left to write.
+func crSettled(obj client.Object) bool {
+	return crAvailable(obj) && crCondition(obj, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+}
+
+// crCondition is true when an appkeeper resource reports condition type with status for its
+// generation.
+func crCondition(obj client.Object, conditionType string, status metav1.ConditionStatus) bool {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return false
@@ -131,11 +143,11 @@ func crAvailable(obj client.Object) bool {
 	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, raw := range conditions {
 		c, ok := raw.(map[string]any)
-		if !ok || c["type"] != appsv1alpha1.ConditionAvailable {
+		if !ok || c["type"] != conditionType {
 			continue
 		}
 		generation, _, _ := unstructured.NestedInt64(c, "observedGeneration")
-		return c["status"] == string(metav1.ConditionTrue) && generation == u.GetGeneration()
+		return c["status"] == string(status) && generation == u.GetGeneration()
 	}
 	return false
 }

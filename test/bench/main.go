@@ -126,9 +126,13 @@ func run(ctx context.Context, o options) error {
 			}
 			results = append(results, r)
 			progress("%s", r.row())
+			// Written after each row, so that a run cut short keeps what it measured.
+			if err := writeResults(o.resultsDir, results, false); err != nil {
+				return err
+			}
 		}
 	}
-	return writeResults(o.resultsDir, results)
+	return writeResults(o.resultsDir, results, true)
 }
 
 func progress(format string, args ...any) {

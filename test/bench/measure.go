@@ -356,6 +356,24 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	r.ReconcileP50MS = round2(converged.quantile(before, 0.50) * 1000)
 	r.ReconcileP99MS = round2(converged.quantile(before, 0.99) * 1000)
 
+	// Available comes from the pods; Progressing turns False only once the Deployment or
+	// StatefulSet reports the rollout complete, a moment later. The idle period starts when every
+	// status has caught up, so that it counts what an idle operator does, not the end of creation.
+	settled, err := watchReady(ctx, b.cluster.Config, ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sample.GetAPIVersion(), "kind": sample.GetKind()}}, crSettled)
+	if err != nil {
+		return err
+	}
+	err = settled.waitCount(ctx, n, convergeTimeout)
+	settled.stop()
+	if err != nil {
+		return err
+	}
+	r.SettledS = round2(time.Since(start).Seconds())
+	converged, err = op.metrics(ctx)
+	if err != nil {
+		return err
+	}
 	time.Sleep(b.o.idle)
 	idle, err := op.metrics(ctx)
 	if err != nil {
@@ -364,7 +382,8 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	if err := <-cpuDone; err != nil {
 		progress("CPU profile: %v", err)
 	}
-	if err := op.saveProfile(ctx, "heap", profileName("idle.heap.pprof")); err != nil {
+	// The heap profile runs a collection first, which leaves the live heap in use.
+	if err := op.saveProfile(ctx, "heap?gc=1", profileName("idle.heap.pprof")); err != nil {
 		progress("heap profile: %v", err)
 	}
 	r.IdleWrites60s = idle.writes() - converged.writes()
@@ -384,6 +403,14 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	r.RSSStartMiB = round2(r.RSSStartMiB)
 	r.RSSPerCRKiB = round2((r.RSSMiB - r.RSSStartMiB) * 1024 / float64(n))
 	r.HeapStartMiB, r.HeapMiB = round2(before.heapInuse/(1<<20)), round2(idle.heapInuse/(1<<20))
+	if b.o.profile {
+		// After the collection the heap profile made: what the instances really hold.
+		collected, err := op.metrics(ctx)
+		if err != nil {
+			return err
+		}
+		r.HeapLiveMiB = round2(collected.heapInuse / (1 << 20))
+	}
 	if err := b.selfHeal(ctx, k, ns, n, r); err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ type result struct {
 	RSSPerCRKiB           float64            `json:"rss_per_cr_kib"`
 	HeapStartMiB          float64            `json:"heap_inuse_start_mib"`
 	HeapMiB               float64            `json:"heap_inuse_mib"`
+	HeapLiveMiB           float64            `json:"heap_inuse_after_gc_mib,omitempty"`
+	SettledS              float64            `json:"settled_s"`
 	CPUS                  float64            `json:"cpu_s"`
 	ReconcileP50MS        float64            `json:"reconcile_p50_ms"`
 	ReconcileP99MS        float64            `json:"reconcile_p99_ms"`
@@ -65,15 +67,17 @@ func perCR(counts map[string]float64) string {
 	return strings.Join(out, ", ")
 }
 
-// writeResults prints the table and writes it to <dir>/<date>.md, and the figures to
+// writeResults prints the table when show is set and writes it to <dir>/<date>.md, and the figures to
 // <dir>/latest.json.
-func writeResults(dir string, results []result) error {
+func writeResults(dir string, results []result, show bool) error {
 	var table strings.Builder
 	table.WriteString(tableHeader)
 	for _, r := range results {
 		table.WriteString(r.row() + "\n")
 	}
-	fmt.Print(table.String())
+	if show {
+		fmt.Print(table.String())
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
