@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -95,10 +96,13 @@ func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1alpha1.MySQL{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("MySQL still there: %v", err)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		return nil
+		return errors.New("the MySQL is still there")
 	})
 	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.0.43" })
 	m := waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonDowngradeRefused))
