@@ -231,9 +231,11 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 	db := &appsv1alpha1.MySQL{}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
 
+	// A hand edit, as kubectl makes it: a patch, which the MySQL's own status writes cannot conflict with.
+	before := db.DeepCopy()
 	db.Spec.Config = []string{"max_connections=5000"}
 	db.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete
-	if err := k8s.Update(context.Background(), db); err != nil {
+	if err := k8s.Patch(context.Background(), db, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(context.Context) error {
