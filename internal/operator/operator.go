@@ -63,7 +63,7 @@ type Options struct {
 // DefaultOptions are the options of an operator run in-process beside a local cluster: no
 // listeners, no leader election.
 func DefaultOptions() Options {
-	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 200, Burst: 500, MaxConcurrentReconciles: 16}
+	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 1000, Burst: 2000, MaxConcurrentReconciles: 16}
 }
 
 // BindFlags registers the manager's flags on fs, with o's values as defaults.
