@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,11 +36,7 @@ const timeout = 20 * time.Second
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "mc-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "mc")
 }
 
 func createMemcached(t *testing.T, ns string, size int32, mutate func(*appsv1alpha1.Memcached)) *appsv1alpha1.Memcached {
@@ -299,35 +294,12 @@ func TestIdleMemcachedMakesNoWrites(t *testing.T) {
 			get(t, ns, "cache", &corev1.Service{}).ResourceVersion,
 		}, "/")
 	}
-	// Let the status write caused by readiness settle before watching for silence.
-	time.Sleep(time.Second)
-	before := versions()
-	for range 5 {
-		time.Sleep(time.Second)
-		if after := versions(); after != before {
-			t.Fatalf("an idle Memcached's objects changed: %s -> %s", before, after)
-		}
-	}
+	testutil.RequireUnchanged(t, "an idle Memcached's objects", versions)
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	for i, tt := range testutil.InvalidSpecs {
-		if tt.Kind != "Memcached" {
-			continue
-		}
-		t.Run(tt.Name, func(t *testing.T) {
-			obj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
-				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
-				"spec":     tt.Spec,
-			}}
-			err := k8s.Create(context.Background(), obj)
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
-				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
-			}
-		})
-	}
+	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "Memcached")
 }
 
 func wantEvents(t *testing.T, ns string, reasons ...string) {

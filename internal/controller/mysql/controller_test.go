@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,11 +35,7 @@ const timeout = 20 * time.Second
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "my-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "my")
 }
 
 func createMySQL(t *testing.T, ns string, mutate func(*appsv1alpha1.MySQL)) *appsv1alpha1.MySQL {
@@ -296,22 +291,7 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	for i, tt := range testutil.InvalidSpecs {
-		if tt.Kind != "MySQL" {
-			continue
-		}
-		t.Run(tt.Name, func(t *testing.T) {
-			obj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
-				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
-				"spec":     tt.Spec,
-			}}
-			err := k8s.Create(context.Background(), obj)
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
-				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
-			}
-		})
-	}
+	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQL")
 }
 
 func TestFieldsSetAtFirstStartAreImmutable(t *testing.T) {

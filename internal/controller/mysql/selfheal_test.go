@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -116,13 +115,5 @@ func TestIdleMySQLMakesNoWrites(t *testing.T) {
 			get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{}).ResourceVersion,
 		}, "/")
 	}
-	// Let the status write caused by readiness settle before watching for silence.
-	time.Sleep(time.Second)
-	before := versions()
-	for range 5 {
-		time.Sleep(time.Second)
-		if after := versions(); after != before {
-			t.Fatalf("an idle MySQL's objects changed: %s -> %s", before, after)
-		}
-	}
+	testutil.RequireUnchanged(t, "an idle MySQL's objects", versions)
 }

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,11 +32,7 @@ const timeout = 20 * time.Second
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pset-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "pset")
 }
 
 func newPodSet(ns string, replicas int32, image string) *appsv1alpha1.PodSet {
@@ -282,22 +277,7 @@ func TestForeignPodsAreLeftAlone(t *testing.T) {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	for i, tt := range testutil.InvalidSpecs {
-		if tt.Kind != "PodSet" {
-			continue
-		}
-		t.Run(tt.Name, func(t *testing.T) {
-			obj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
-				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
-				"spec":     tt.Spec,
-			}}
-			err := k8s.Create(context.Background(), obj)
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
-				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
-			}
-		})
-	}
+	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "PodSet")
 	t.Run("name longer than a label value", func(t *testing.T) {
 		ps := newPodSet(ns, 1, "busybox:1.36")
 		ps.Name = strings.Repeat("a", 64)

@@ -166,13 +166,5 @@ func TestIdlePodSetMakesNoWrites(t *testing.T) {
 		}
 		return strings.Join(v, "/")
 	}
-	// Let the status write caused by readiness settle before watching for silence.
-	time.Sleep(time.Second)
-	before := versions()
-	for range 5 {
-		time.Sleep(time.Second)
-		if after := versions(); after != before {
-			t.Fatalf("an idle PodSet's objects changed: %s -> %s", before, after)
-		}
-	}
+	testutil.RequireUnchanged(t, "an idle PodSet's objects", versions)
 }

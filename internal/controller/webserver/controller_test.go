@@ -12,9 +12,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,11 +32,7 @@ const timeout = 20 * time.Second
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ws-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testutil.NewNamespace(t, k8s, "ws")
 }
 
 func createWebServer(t *testing.T, ns string, replicas int32, image string) *appsv1alpha1.WebServer {
@@ -220,35 +214,12 @@ func TestIdleWebServerMakesNoWrites(t *testing.T) {
 			get(t, ns, "web", &corev1.Service{}).ResourceVersion,
 		}, "/")
 	}
-	// Let the status write caused by readiness settle before watching for silence.
-	time.Sleep(time.Second)
-	before := versions()
-	for range 5 {
-		time.Sleep(time.Second)
-		if after := versions(); after != before {
-			t.Fatalf("an idle WebServer's objects changed: %s -> %s", before, after)
-		}
-	}
+	testutil.RequireUnchanged(t, "an idle WebServer's objects", versions)
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	for i, tt := range testutil.InvalidSpecs {
-		if tt.Kind != "WebServer" {
-			continue
-		}
-		t.Run(tt.Name, func(t *testing.T) {
-			obj := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
-				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
-				"spec":     tt.Spec,
-			}}
-			err := k8s.Create(context.Background(), obj)
-			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.Message) {
-				t.Errorf("create = %v, want Invalid naming %q", err, tt.Message)
-			}
-		})
-	}
+	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WebServer")
 }
 
 func patchSpec(t *testing.T, ns, patch string) {
