@@ -36,6 +36,8 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// A start that fails after the API server came up (a CRD refused, say) leaves it running.
+		_ = env.Stop()
 		fmt.Println("start envtest:", err)
 		return 1
 	}
