@@ -167,11 +167,11 @@ func (c *Cluster) startComponents() error {
 }
 
 func (c *Cluster) components() ([]component, error) {
-	kcmPort, err := freePort()
+	kcmPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	schedPort, err := freePort()
+	schedPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,8 @@ func stopChildren(children []*child) []error {
 	return errs
 }
 
-func freePort() (int, error) {
+// FreePort is a TCP port on the loopback interface that nothing listens on at the moment.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)

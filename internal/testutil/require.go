@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/localcluster"
 )
 
 // RequireInvalidSpecsRejected creates every spec of InvalidSpecs for kind in ns and requires the API
@@ -61,4 +62,14 @@ func NewNamespace(t *testing.T, c client.Client, prefix string) string {
 		t.Fatal(err)
 	}
 	return ns.Name
+}
+
+// FreePort is a loopback TCP port nothing listens on, for a server a test starts.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	port, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

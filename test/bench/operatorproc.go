@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/appkeeper/appkeeper/internal/localcluster"
 )
 
 // operatorProcess is bin/appkeeper run out of process, so that its memory and CPU are its own and
@@ -32,7 +33,7 @@ type operatorProcess struct {
 }
 
 func startOperator(ctx context.Context, binary, kubeconfig, logPath string, profile bool, extraArgs []string) (*operatorProcess, error) {
-	port, err := freePort()
+	port, err := localcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func startOperator(ctx context.Context, binary, kubeconfig, logPath string, prof
 	}
 	pprofURL := ""
 	if profile {
-		pprofPort, err := freePort()
+		pprofPort, err := localcluster.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -270,13 +271,4 @@ func (s *snapshot) quantile(before *snapshot, q float64) float64 {
 		lower, below = b, count
 	}
 	return bounds[len(bounds)-1]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -3,12 +3,13 @@ package mysql
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // TestProbesAgainstARealServer runs the exact probe commands of the mysqld container against a
@@ -30,7 +31,7 @@ func TestProbesAgainstARealServer(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	mysqld := exec.Command(server, "--no-defaults", "--user="+currentUser(), "--datadir="+data, "--socket="+socket,
 		"--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--skip-name-resolve")
 	logFile, err := os.Create(filepath.Join(dir, "mysqld.log"))
@@ -102,14 +103,4 @@ func currentUser() string {
 		return u
 	}
 	return "root"
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

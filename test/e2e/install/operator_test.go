@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +61,7 @@ func startOperator(t *testing.T, name, kubeconfig string, args ...string) *opera
 	if _, err := os.Stat(binary); err != nil {
 		t.Fatalf("%v: run make build", err)
 	}
-	metricsPort, probePort := freePort(t), freePort(t)
+	metricsPort, probePort := testutil.FreePort(t), testutil.FreePort(t)
 	p := &operatorProcess{
 		name:       name,
 		logPath:    filepath.Join(cluster.Dir, "logs", name+".log"),
@@ -154,14 +153,4 @@ func (p *operatorProcess) log(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(data)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
