@@ -3,6 +3,7 @@
 package operator
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strings"
@@ -22,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -31,6 +31,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
 	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
+	"github.com/appkeeper/appkeeper/internal/metricsauth"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
@@ -133,7 +134,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
 	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
 	if o.SecureMetrics {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metrics.FilterProvider = metricsauth.NewFilter
 	}
 	cacheOptions := cache.Options{ByObject: managedObjects(), DefaultTransform: keepOwnManagedFields}
 	if o.Namespaces != "" {
@@ -161,6 +162,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
+	}
+	if err := reconcile.IndexPodsByInstance(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("index pods: %w", err)
 	}
 	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 	if err := (&webserver.Reconciler{
