@@ -101,11 +101,11 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 // listPods reads the pods carrying mc's selector labels from the cache, which holds the pods of the
 // StatefulSet because its template carries the managed-by label.
 func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) ([]corev1.Pod, error) {
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(mc.Namespace), client.MatchingLabels(mc.SelectorLabels())); err != nil {
+	pods, err := reconcile.ListPods(ctx, r.Client, mc.Namespace, mc.SelectorLabels())
+	if err != nil {
 		return nil, fmt.Errorf("pods of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
-	return pods.Items, nil
+	return pods, nil
 }
 
 // SetupWithManager registers the controller; it reacts to changes of a Memcached's spec, of its

@@ -48,13 +48,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Owner references hand the pods to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
-	list := &corev1.PodList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(ps.Namespace), client.MatchingLabels(ps.SelectorLabels())); err != nil {
+	pods, err := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 	}
 	original := ps.DeepCopy()
 	hash := resources.TemplateHash(&ps.Spec.Template)
-	pods := list.Items
 	defer func() {
 		ps.Status = computeStatus(ps, hash, pods, err)
 		r.recordUpgrade(original, ps)
