@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
@@ -77,6 +79,22 @@ func ordinal(mc *appsv1alpha1.Memcached, name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(suffix)
 	return n, err == nil && n >= 0
+}
+
+// memberChanged tells whether an update of a pod can change the status: it reads of a pod only its
+// labels, owner, deletion, readiness and problem. A pod's other updates start no reconcile.
+func memberChanged(old, updated *corev1.Pod) bool {
+	return podReady(old) != podReady(updated) || podProblem(old) != podProblem(updated) ||
+		!maps.Equal(old.Labels, updated.Labels) ||
+		controllerUID(old) != controllerUID(updated) ||
+		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero()
+}
+
+func controllerUID(pod *corev1.Pod) types.UID {
+	if owner := metav1.GetControllerOf(pod); owner != nil {
+		return owner.UID
+	}
+	return ""
 }
 
 func podReady(pod *corev1.Pod) bool {

@@ -124,7 +124,7 @@ func TestComputeStatus(t *testing.T) {
 			want{"ScaledToZero", "+Scaling", "AsExpected", 3, 3, []string{"cache-0", "cache-1", "cache-2"}}},
 		{"deleting, foreign and unrelated pods are not members", 2, statefulSet(image, 2, 2, 2, 2), []corev1.Pod{
 			pod(0, true),
-			pod(1, true, func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} }),
+			pod(1, true, func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }),
 			pod(5, true, func(p *corev1.Pod) { p.OwnerReferences[0].UID = "old-sts" }),
 			pod(6, true, func(p *corev1.Pod) { p.OwnerReferences = nil }),
 			pod(0, true, func(p *corev1.Pod) { p.Name = "cache-web-0" }),
@@ -191,5 +191,36 @@ func TestComputeStatusIsStable(t *testing.T) {
 	again := computeStatus(mc, sts, reversed(readyPods(2)), nil)
 	if !equality.Semantic.DeepEqual(mc.Status, again) {
 		t.Errorf("a second pass over the same observation changed the status:\n%+v\n%+v", mc.Status, again)
+	}
+}
+
+// TestMemberChanged checks which pod updates reach the Memcached: those that can change its status.
+func TestMemberChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		updated corev1.Pod
+		want    bool
+	}{
+		{name: "a new resourceVersion only", updated: pod(0, true, func(p *corev1.Pod) { p.ResourceVersion = "9" })},
+		{name: "a new pod IP", updated: pod(0, true, func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.9" })},
+		{name: "owner reference copied, same owner", updated: pod(0, true, func(p *corev1.Pod) {
+			p.OwnerReferences = slices.Clone(p.OwnerReferences)
+			p.OwnerReferences[0].Controller = ptr.To(true)
+		})},
+		{name: "no longer ready", updated: pod(0, false), want: true},
+		{name: "cannot pull its image", updated: pod(0, true, func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "memcached", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}
+		}), want: true},
+		{name: "being deleted", updated: pod(0, true, func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }), want: true},
+		{name: "relabelled", updated: pod(0, true, func(p *corev1.Pod) { p.Labels = map[string]string{"x": "y"} }), want: true},
+		{name: "another owner", updated: pod(0, true, func(p *corev1.Pod) { p.OwnerReferences[0].UID = "other" }), want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := pod(0, true)
+			if got := memberChanged(&old, &tc.updated); got != tc.want {
+				t.Errorf("memberChanged = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
