@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -44,6 +45,11 @@ const workers = 32
 // convergeTimeout bounds each wait for n objects; at the sizes measured the cluster needs minutes
 // at most.
 const convergeTimeout = 15 * time.Minute
+
+// healTimeout bounds each step of a self-heal. A deleted child's dependents are removed by the
+// garbage collector, which with thousands of objects can take minutes to reach them; a StatefulSet's
+// pod must be gone before its replacement can be created under the same name.
+const healTimeout = 5 * time.Minute
 
 // parallel runs f for 0..n-1 on the workers and returns the first error.
 func parallel(n int, f func(i int) error) error {
@@ -198,6 +204,7 @@ func (b *bench) floor(ctx context.Context, k benchKind, n int, r *result) error 
 	}); err != nil {
 		return err
 	}
+	r.Timeline.FloorChildrenCreatedS = round2(time.Since(start).Seconds())
 	if err := ready.waitCount(ctx, n, convergeTimeout); err != nil {
 		return err
 	}
@@ -217,7 +224,7 @@ func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []clie
 	times := make([]time.Duration, 0, len(children))
 	for _, child := range children {
 		name := child.GetName()
-		if err := ready.waitName(ctx, name, time.Minute); err != nil {
+		if err := ready.waitName(ctx, name, healTimeout); err != nil {
 			return nil, err
 		}
 		uid := ready.uid(name)
@@ -225,7 +232,7 @@ func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []clie
 		if err := b.c.Delete(ctx, child.DeepCopyObject().(client.Object)); err != nil {
 			return nil, err
 		}
-		if err := ready.waitGone(ctx, name, uid, time.Minute); err != nil {
+		if err := ready.waitGone(ctx, name, uid, healTimeout); err != nil {
 			return nil, err
 		}
 		// Like a controller, the client creates the child again whenever it disappears: kwok, which
@@ -235,7 +242,7 @@ func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []clie
 			if err := b.c.Create(ctx, obj); err != nil {
 				return nil, err
 			}
-			gone, err := ready.waitReadyOrGone(ctx, name, obj.GetUID(), time.Minute)
+			gone, err := ready.waitReadyOrGone(ctx, name, obj.GetUID(), healTimeout)
 			if err != nil {
 				return nil, err
 			}
@@ -294,14 +301,15 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	}
 	defer crs.stop()
 	// The clock starts once the operator's caches are filled, as the floor's client starts warm.
-	if r.RSSStartMiB, _, err = op.usage(); err != nil {
+	var cpuStart float64
+	if r.RSSStartMiB, cpuStart, err = op.usage(); err != nil {
 		return err
 	}
 	before, err := op.metrics(ctx)
 	if err != nil {
 		return err
 	}
-	serverBefore, err := b.serverWrites(ctx)
+	serverBefore, latencyBefore, err := b.serverWrites(ctx)
 	if err != nil {
 		return err
 	}
@@ -316,25 +324,47 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	}
 	cpuDone := make(chan error, 1)
 	go func() { cpuDone <- op.saveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")) }()
+	// The main children are followed too, to tell where the operator's time goes: creating them,
+	// the cluster making them ready, or reporting it.
+	children, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
+	if err != nil {
+		return err
+	}
+	defer children.stop()
 	start := time.Now()
+	childrenPresent := milestone(start, func() error { return children.waitPresent(ctx, n, convergeTimeout) })
+	childrenReady := milestone(start, func() error { return children.waitCount(ctx, n, convergeTimeout) })
 	if err := parallel(n, func(i int) error {
 		return b.c.Create(ctx, k.newCR(ns, instanceName(k, i)))
 	}); err != nil {
 		return err
 	}
+	r.Timeline.CRsCreatedS = round2(time.Since(start).Seconds())
 	if err := crs.waitCount(ctx, n, convergeTimeout); err != nil {
 		return err
 	}
 	r.OperatorS = time.Since(start).Seconds()
+	r.Timeline.ChildrenCreatedS, r.Timeline.ChildrenReadyS = childrenPresent(), childrenReady()
+	children.stop()
 	r.Ratio = round2(r.OperatorS / r.FloorS)
 	converged, err := op.metrics(ctx)
 	if err != nil {
 		return err
 	}
-	serverAfter, err := b.serverWrites(ctx)
+	_, cpuConverged, err := op.usage()
 	if err != nil {
 		return err
 	}
+	if reconciles := converged.reconciles - before.reconciles; reconciles > 0 {
+		r.Timeline.ReconcilesPerCR = round2(reconciles / float64(n))
+		r.Timeline.CPUMSPerReconcile = round2((cpuConverged - cpuStart) * 1000 / reconciles)
+	}
+	serverAfter, latencyAfter, err := b.serverWrites(ctx)
+	if err != nil {
+		return err
+	}
+	r.Timeline.ServerWriteP50MS = round2(latencyAfter.quantile(latencyBefore, 0.50) * 1000)
+	r.Timeline.ServerWriteP99MS = round2(latencyAfter.quantile(latencyBefore, 0.99) * 1000)
 	r.CreationRequestsPerCR = map[string]float64{}
 	for method, count := range converged.requests {
 		if d := count - before.requests[method]; d > 0 {
@@ -434,7 +464,7 @@ func (b *bench) selfHeal(ctx context.Context, k benchKind, ns string, n int, r *
 	var times []time.Duration
 	for i := range min(b.o.selfHeals, n) {
 		name := k.primaryName(instanceName(k, i))
-		if err := children.waitName(ctx, name, time.Minute); err != nil {
+		if err := children.waitName(ctx, name, healTimeout); err != nil {
 			return err
 		}
 		uid := children.uid(name)
@@ -445,7 +475,7 @@ func (b *bench) selfHeal(ctx context.Context, k benchKind, ns string, n int, r *
 		if err := b.c.Delete(ctx, child); err != nil {
 			return err
 		}
-		if err := children.waitReplaced(ctx, name, uid, time.Minute); err != nil {
+		if err := children.waitReplaced(ctx, name, uid, healTimeout); err != nil {
 			return err
 		}
 		times = append(times, time.Since(start))
@@ -465,17 +495,18 @@ func percentileMS(times []time.Duration, q float64) float64 {
 	return round2(ms(sorted[max(rank, 0)]))
 }
 
-// serverWrites reads the API server's count of the writes only the operator makes: server-side
-// applies of any resource and updates of appkeeper resources, by verb and resource.
-func (b *bench) serverWrites(ctx context.Context) (map[string]float64, error) {
+// serverWrites reads from the API server's metrics the writes only the operator makes: server-side
+// applies of any resource and updates of appkeeper resources, by verb and resource; and the
+// histogram of the time the API server took to answer them.
+func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *snapshot, error) {
 	raw, err := b.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read the API server's metrics: %w", err)
+		return nil, nil, fmt.Errorf("read the API server's metrics: %w", err)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	writes := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
@@ -484,8 +515,7 @@ func (b *bench) serverWrites(ctx context.Context) (map[string]float64, error) {
 			// Conflicts of the requests the operator makes, to tell which one met a 409.
 			writes["409 "+strings.ToLower(verb)+" "+label(m, "resource")] += m.GetCounter().GetValue()
 		}
-		// The benchmark itself creates the custom resources; the operator never does.
-		if verb != "APPLY" && (group != appsv1alpha1.GroupVersion.Group || !isWrite(verb) || verb == "POST") {
+		if !operatorWrite(m) {
 			continue
 		}
 		resource := label(m, "resource")
@@ -494,7 +524,23 @@ func (b *bench) serverWrites(ctx context.Context) (map[string]float64, error) {
 		}
 		writes[strings.ToLower(verb)+" "+resource] += m.GetCounter().GetValue()
 	}
-	return writes, nil
+	latency := &snapshot{buckets: map[float64]float64{}}
+	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
+		if !operatorWrite(m) {
+			continue
+		}
+		for _, bucket := range m.GetHistogram().GetBucket() {
+			latency.buckets[bucket.GetUpperBound()] += float64(bucket.GetCumulativeCount())
+		}
+	}
+	return writes, latency, nil
+}
+
+// operatorWrite tells whether an API server metric counts requests only the operator makes. The
+// benchmark itself creates the custom resources; the operator never does.
+func operatorWrite(m *dto.Metric) bool {
+	verb, group := label(m, "verb"), label(m, "group")
+	return verb == "APPLY" || (group == appsv1alpha1.GroupVersion.Group && isWrite(verb) && verb != "POST")
 }
 
 func isWrite(verb string) bool {

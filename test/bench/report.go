@@ -40,6 +40,40 @@ type result struct {
 	SelfHealP99MS         float64            `json:"selfheal_p99_ms"`
 	FloorSingleMS         float64            `json:"floor_single_ms"`
 	FloorSingleP99MS      float64            `json:"floor_single_p99_ms"`
+	Timeline              timeline           `json:"timeline"`
+}
+
+// timeline is when each stage of creation was done, in seconds from the first create: it tells
+// whether the operator is slower to create the children, or the cluster slower to make them ready
+// beside the operator, or the operator slower to report them ready.
+type timeline struct {
+	// FloorChildrenCreatedS is when the floor's client had created every child.
+	FloorChildrenCreatedS float64 `json:"floor_children_created_s"`
+	// CRsCreatedS is when every custom resource had been created.
+	CRsCreatedS float64 `json:"crs_created_s"`
+	// ChildrenCreatedS and ChildrenReadyS are when every main child of the operator's instances
+	// existed and was ready.
+	ChildrenCreatedS float64 `json:"children_created_s"`
+	ChildrenReadyS   float64 `json:"children_ready_s"`
+	// ReconcilesPerCR counts the operator's reconciles until every instance was Available, and
+	// CPUMSPerReconcile divides all the CPU time the operator used meanwhile (decoding watch events
+	// included) by them: what a reconcile costs the operator itself, waits on the API server apart.
+	ReconcilesPerCR   float64 `json:"reconciles_per_cr"`
+	CPUMSPerReconcile float64 `json:"cpu_ms_per_reconcile"`
+	// ServerWriteP50MS and ServerWriteP99MS are the API server's own time to answer the operator's
+	// writes (applies and status patches) meanwhile: a reconcile that writes waits at least that.
+	ServerWriteP50MS float64 `json:"server_write_p50_ms"`
+	ServerWriteP99MS float64 `json:"server_write_p99_ms"`
+}
+
+const timelineHeader = "| kind | N | floor: children created | floor: children ready | operator: resources created | children created | children ready | all Available | reconciles/CR | operator CPU ms/reconcile | API server write p50/p99 ms |\n" +
+	"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+
+func (r result) timelineRow() string {
+	t := r.Timeline
+	return fmt.Sprintf("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.1f / %.1f |", r.Kind, r.N,
+		t.FloorChildrenCreatedS, r.FloorS, t.CRsCreatedS, t.ChildrenCreatedS, t.ChildrenReadyS, r.OperatorS,
+		t.ReconcilesPerCR, t.CPUMSPerReconcile, t.ServerWriteP50MS, t.ServerWriteP99MS)
 }
 
 const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
@@ -74,6 +108,10 @@ func writeResults(dir string, results []result, show bool) error {
 	table.WriteString(tableHeader)
 	for _, r := range results {
 		table.WriteString(r.row() + "\n")
+	}
+	table.WriteString("\nWhere creation time goes, in seconds from the first create:\n\n" + timelineHeader)
+	for _, r := range results {
+		table.WriteString(r.timelineRow() + "\n")
 	}
 	if show {
 		fmt.Print(table.String())

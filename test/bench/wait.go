@@ -119,6 +119,27 @@ func (r *readiness) waitCount(ctx context.Context, n int, timeout time.Duration)
 	})
 }
 
+// waitPresent waits until at least n objects exist, ready or not.
+func (r *readiness) waitPresent(ctx context.Context, n int, timeout time.Duration) error {
+	return r.waitFor(ctx, timeout, func() bool { return len(r.present) >= n }, func() string {
+		return fmt.Sprintf("%d of %d exist", len(r.present), n)
+	})
+}
+
+// milestone runs wait in the background and returns a function that gives the seconds from start
+// to when wait returned, or -1 when it failed.
+func milestone(start time.Time, wait func() error) func() float64 {
+	seconds := make(chan float64, 1)
+	go func() {
+		if wait() != nil {
+			seconds <- -1
+			return
+		}
+		seconds <- round2(time.Since(start).Seconds())
+	}()
+	return func() float64 { return <-seconds }
+}
+
 // waitName waits until the object named name is ready.
 func (r *readiness) waitName(ctx context.Context, name string, timeout time.Duration) error {
 	return r.waitFor(ctx, timeout, func() bool { return r.ready[name] }, func() string { return name + " not ready" })
