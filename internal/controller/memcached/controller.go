@@ -62,21 +62,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 	}()
 
-	// The workload first: its pods take longest to become ready, so they start one request sooner.
-	if err := r.reconcileStatefulSet(ctx, mc, sts); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, r.reconcileService(ctx, mc)
+	return ctrl.Result{}, reconcile.Concurrently(
+		func() error { return r.reconcileStatefulSet(ctx, mc, sts) },
+		func() error { return r.reconcileService(ctx, mc) },
+	)
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
+	svc := &corev1.Service{}
 	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
-		&corev1.Service{}, resources.Service(mc), corev1ac.ExtractService)
+		svc, resources.Service(mc), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
 	if result == reconcile.Created {
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created headless Service %s", mc.ChildName())
+		r.Recorder.Eventf(mc, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created headless Service %s", mc.ChildName())
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 	}
 	switch {
 	case result == reconcile.Created:
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		r.Recorder.Eventf(mc, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
 	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
 		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",

@@ -187,7 +187,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.M
 	seen.sts = sts
 	switch {
 	case result == reconcile.Created:
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		r.Recorder.Eventf(m, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s running %s", m.ChildName(), m.Spec.Image)
 	case result == reconcile.Updated && resources.Image(before) != m.Spec.Image:
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",

@@ -58,21 +58,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 	}()
 
-	// The workload first: its pods take longest to become ready, so they start one request sooner.
-	if err := r.reconcileDeployment(ctx, ws, dep); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, r.reconcileService(ctx, ws)
+	return ctrl.Result{}, reconcile.Concurrently(
+		func() error { return r.reconcileDeployment(ctx, ws, dep) },
+		func() error { return r.reconcileService(ctx, ws) },
+	)
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
+	svc := &corev1.Service{}
 	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
-		&corev1.Service{}, resources.Service(ws), corev1ac.ExtractService)
+		svc, resources.Service(ws), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
 	if result == reconcile.Created {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created Service %s", ws.ChildName())
+		r.Recorder.Eventf(ws, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created Service %s", ws.ChildName())
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 	}
 	switch {
 	case result == reconcile.Created:
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		r.Recorder.Eventf(ws, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
 	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",

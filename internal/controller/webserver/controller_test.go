@@ -99,6 +99,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		t.Errorf("deployment replicas/image = %d/%s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
 	}
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
+	wantCreatedEvents(t, ns, "Deployment", "Service")
 
 	markDeploymentReady(t, ns)
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
@@ -235,6 +236,30 @@ func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionSta
 	testutil.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		return testutil.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status)
+	})
+}
+
+// wantCreatedEvents waits for one Created Event per child kind, each naming the child it created as
+// its related object: the children are created at once, and each keeps its own Event.
+func wantCreatedEvents(t *testing.T, ns string, kinds ...string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		events := &eventsv1.EventList{}
+		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		related := map[string]bool{}
+		for _, e := range events.Items {
+			if e.Reason == appsv1alpha1.EventCreated && e.Related != nil && e.Related.Name == "web" {
+				related[e.Related.Kind] = true
+			}
+		}
+		for _, kind := range kinds {
+			if !related[kind] {
+				return fmt.Errorf("no Created event related to a %s among %v", kind, related)
+			}
+		}
+		return nil
 	})
 }
 

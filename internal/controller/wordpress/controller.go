@@ -105,7 +105,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.Wor
 			return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 		}
 		if result == reconcile.Created {
-			r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created MySQL %s", wp.MySQLName())
+			r.Recorder.Eventf(wp, db, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created MySQL %s", wp.MySQLName())
 			seen.dbReason, seen.dbProblem = appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s is being created", wp.MySQLName())
 			return nil
 		}
@@ -182,7 +182,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.W
 	seen.dep = dep
 	switch {
 	case result == reconcile.Created:
-		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		r.Recorder.Eventf(wp, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created Deployment %s with %d replicas of %s", wp.ChildName(), wp.DesiredReplicas(), wp.Spec.Image)
 	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != wp.DesiredReplicas():
 		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
