@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -13,7 +14,16 @@ import (
 	"github.com/appkeeper/appkeeper/internal/operator"
 )
 
+// gcPercent is the heap growth that starts a collection unless GOGC says otherwise. Most of the
+// operator's heap is its cache, which grows with the instances and changes slowly; collecting at
+// 50 % growth instead of Go's 100 % keeps the resident set about a tenth smaller at a thousand
+// instances for a little more CPU time (the benchmark results have the figures).
+const gcPercent = 50
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "local" {
 		os.Exit(runLocal(os.Args[2:]))
 	}
