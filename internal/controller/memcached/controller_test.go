@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -176,7 +175,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 	// A member that stops being ready leaves status.nodes at once.
 	setPodReady(t, ns, "cache-1", false)
 	waitStatus(t, ns, []string{"cache-0", "cache-2"}, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
-	wantEvents(t, ns, appsv1alpha1.EventCreated)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestScaledToZero(t *testing.T) {
@@ -217,7 +216,7 @@ func TestScaleSubresource(t *testing.T) {
 		}
 		return nil
 	})
-	wantEvents(t, ns, appsv1alpha1.EventScaled)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 }
 
 func TestDriftIsRestored(t *testing.T) {
@@ -299,24 +298,4 @@ func TestIdleMemcachedMakesNoWrites(t *testing.T) {
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "Memcached")
-}
-
-func wantEvents(t *testing.T, ns string, reasons ...string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		events := &eventsv1.EventList{}
-		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			seen[e.Reason] = true
-		}
-		for _, r := range reasons {
-			if !seen[r] {
-				return fmt.Errorf("no %s event among %v", r, seen)
-			}
-		}
-		return nil
-	})
 }

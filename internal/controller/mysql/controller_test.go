@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -255,7 +254,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 	if m.Status.Image != appsv1alpha1.DefaultMySQLImage || m.Status.ReadyReplicas != 1 {
 		t.Errorf("status image/readyReplicas = %s/%d", m.Status.Image, m.Status.ReadyReplicas)
 	}
-	wantEvents(t, ns, appsv1alpha1.EventCreated)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestAvailableOnlyWithTheDataVolumeBound(t *testing.T) {
@@ -309,24 +308,4 @@ func TestFieldsSetAtFirstStartAreImmutable(t *testing.T) {
 			t.Errorf("patch %s = %v, want Invalid naming %q", patch, err, want)
 		}
 	}
-}
-
-func wantEvents(t *testing.T, ns string, reasons ...string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		events := &eventsv1.EventList{}
-		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			seen[e.Reason] = true
-		}
-		for _, r := range reasons {
-			if !seen[r] {
-				return fmt.Errorf("no %s event among %v", r, seen)
-			}
-		}
-		return nil
-	})
 }

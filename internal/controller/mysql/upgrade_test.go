@@ -38,7 +38,7 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 	if m.Status.Image != "mysql:8.4.6" {
 		t.Errorf("status.image = %s, want mysql:8.4.6", m.Status.Image)
 	}
-	wantEvents(t, ns, appsv1alpha1.ReasonDowngradeRefused)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonDowngradeRefused)
 	for range 3 {
 		if image := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; image != "mysql:8.4.6" {
 			t.Fatalf("statefulset image = %s after a refused downgrade, want mysql:8.4.6", image)
@@ -68,7 +68,7 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 			return nil
 		})
 	}
-	wantEvents(t, ns, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 func TestDataVolumeRemembersTheNewestServer(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,26 +137,6 @@ func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionSta
 	})
 }
 
-func wantEvents(t *testing.T, ns string, reasons ...string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		events := &eventsv1.EventList{}
-		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			seen[e.Reason] = true
-		}
-		for _, r := range reasons {
-			if !seen[r] {
-				return fmt.Errorf("no %s event among %v", r, seen)
-			}
-		}
-		return nil
-	})
-}
-
 func TestPodsAreCreatedOwnedAndReported(t *testing.T) {
 	ns := newNamespace(t)
 	ps := newPodSet(ns, 3, "busybox:1.36")
@@ -191,7 +170,7 @@ func TestPodsAreCreatedOwnedAndReported(t *testing.T) {
 	if got := getPodSet(t, ns); got.Status.ReadyReplicas != 3 || got.Status.UpdatedReplicas != 3 {
 		t.Errorf("status = %+v", got.Status)
 	}
-	wantEvents(t, ns, appsv1alpha1.EventCreated)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestDeletedAndFinishedPodsAreReplaced(t *testing.T) {
@@ -216,7 +195,7 @@ func TestDeletedAndFinishedPodsAreReplaced(t *testing.T) {
 		}
 		return nil
 	})
-	wantEvents(t, ns, appsv1alpha1.EventReplaced)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventReplaced)
 }
 
 func TestForeignPodsAreLeftAlone(t *testing.T) {

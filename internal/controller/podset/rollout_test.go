@@ -42,7 +42,7 @@ func TestScaleDownRemovesNotReadyPodsThenTheNewest(t *testing.T) {
 
 	scale(t, ns, 2)
 	waitPods(t, ns, "web-0", "web-2")
-	wantEvents(t, ns, appsv1alpha1.EventScaled)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 
 	// The hole at web-1 is filled first when scaling up again.
 	scale(t, ns, 3)
@@ -105,7 +105,7 @@ func TestTemplateChangeReplacesMaxUnavailableAtATime(t *testing.T) {
 	if got := getPodSet(t, ns).Status; got.UpdatedReplicas != 3 || got.ReadyReplicas != 3 {
 		t.Errorf("status = %+v", got)
 	}
-	wantEvents(t, ns, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 // staleCache shows the pods as they were before the last pass, as a cache that lags behind does.

@@ -123,7 +123,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		}
 		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
 	})
-	wantEvents(t, ns, appsv1alpha1.EventCreated, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 func TestScaleSubresource(t *testing.T) {
@@ -142,7 +142,7 @@ func TestScaleSubresource(t *testing.T) {
 		}
 		return nil
 	})
-	wantEvents(t, ns, appsv1alpha1.EventScaled)
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 }
 
 func TestDriftIsRestored(t *testing.T) {
@@ -243,13 +243,9 @@ func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionSta
 // its related object: the children are created at once, and each keeps its own Event.
 func wantCreatedEvents(t *testing.T, ns string, kinds ...string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		events := &eventsv1.EventList{}
-		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
+	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		related := map[string]bool{}
-		for _, e := range events.Items {
+		for _, e := range events {
 			if e.Reason == appsv1alpha1.EventCreated && e.Related != nil && e.Related.Name == "web" {
 				related[e.Related.Kind] = true
 			}
@@ -257,26 +253,6 @@ func wantCreatedEvents(t *testing.T, ns string, kinds ...string) {
 		for _, kind := range kinds {
 			if !related[kind] {
 				return fmt.Errorf("no Created event related to a %s among %v", kind, related)
-			}
-		}
-		return nil
-	})
-}
-
-func wantEvents(t *testing.T, ns string, reasons ...string) {
-	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		events := &eventsv1.EventList{}
-		if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			seen[e.Reason] = true
-		}
-		for _, r := range reasons {
-			if !seen[r] {
-				return fmt.Errorf("no %s event among %v", r, seen)
 			}
 		}
 		return nil
