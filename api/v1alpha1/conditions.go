@@ -26,6 +26,12 @@ const (
 	ReasonWaitingForObserve = "WaitingForController"
 	ReasonDowngradeRefused  = "DowngradeRefused"
 	ReasonClaimNotBound     = "ClaimNotBound"
+	// ReasonNameConflict: a child's name is taken by an object this resource does not control;
+	// the operator writes nothing to that object.
+	ReasonNameConflict = "NameConflict"
+	// ReasonCredentialsLost: the generated credentials Secret is gone while the data volume
+	// initialized with its passwords remains; new passwords would lock the application out.
+	ReasonCredentialsLost = "CredentialsLost"
 )
 
 // Labels put on every child so that each instance has a selector of its own and the operator's
@@ -45,4 +51,8 @@ const (
 	EventUpgraded  = "Upgraded"
 	EventFailed    = "ReconcileFailed"
 	EventReplaced  = "Replaced"
+	// EventNameConflict and EventCredentialsLost are Warnings, recorded once when the condition
+	// of the same reason appears.
+	EventNameConflict    = ReasonNameConflict
+	EventCredentialsLost = ReasonCredentialsLost
 )

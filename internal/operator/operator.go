@@ -35,7 +35,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
-// Name is the manager's name in events, the leader election lock and the field manager.
+// Name is the manager's name in events and the leader election lock; each controller writes
+// under a field manager of its own (reconcile.NewClient).
 const Name = "appkeeper"
 
 // Leader election holds a Lease in the operator's own namespace and records events there when the
@@ -168,35 +169,32 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 	if err := (&webserver.Reconciler{
-		Client:   mgr.GetClient(),
+		Client:   reconcile.NewClient(mgr, "webserver"),
 		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
 	}
 	if err := (&memcached.Reconciler{
-		Client:   mgr.GetClient(),
+		Client:   reconcile.NewClient(mgr, "memcached"),
 		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the Memcached controller: %w", err)
 	}
 	if err := (&podset.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "podset"),
+		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
 	if err := (&mysql.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "mysql"),
+		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
 	}
 	if err := (&wordpress.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "wordpress"),
+		Recorder: mgr.GetEventRecorder(Name),
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
@@ -214,7 +212,7 @@ func keepOwnManagedFields(obj any) (any, error) {
 	entries := accessor.GetManagedFields()
 	kept := entries[:0]
 	for _, e := range entries {
-		if e.Manager == reconcile.FieldOwner && e.Operation == metav1.ManagedFieldsOperationApply {
+		if reconcile.IsOperatorFieldOwner(e.Manager) && e.Operation == metav1.ManagedFieldsOperationApply {
 			kept = append(kept, e)
 		}
 	}

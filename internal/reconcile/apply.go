@@ -13,9 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// FieldOwner is the server-side apply field manager of every object the operator writes.
-const FieldOwner = "appkeeper"
-
 // Result tells what an apply did, so that the caller can emit the right Event.
 type Result int
 
@@ -32,25 +29,34 @@ const (
 // per kind (appsv1ac.ExtractDeployment, corev1ac.ExtractService, ...).
 type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fieldManager string) (AC, error)
 
-// Apply makes the child match desired with server-side apply, forcing ownership of the fields the
-// operator sets so that a hand edit of any of them is undone. It compares desired with what the
-// operator last applied to the live object (read from the cache into live) and sends nothing when
-// they match, so an idle operator makes no writes. live is left holding the object as the API
-// server has it after the call, so that status computed from it already reflects the change;
-// before is a copy of it from before the change, nil when it was created.
+// Apply makes owner's child named name, in owner's namespace, match desired with server-side
+// apply, forcing ownership of the fields the controller sets so that a hand edit of any of them is
+// undone. An object of that name that owner does not control is left untouched and reported as a
+// NameConflictError. Apply compares desired with what the controller last applied to the live object
+// (read from the cache into live, or from the API server when the cache misses) and sends nothing when
+// they match, so an idle operator makes no writes. live is left holding the object as the API server
+// has it after the call, so that status computed from it already reflects the change; before is a
+// copy of it from before the change, nil when it was created.
 func Apply[T client.Object, AC runtime.ApplyConfiguration](
-	ctx context.Context, c client.Client, key client.ObjectKey, live T, desired AC, extract Extractor[T, AC],
+	ctx context.Context, c Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
 ) (result Result, before T, err error) {
+	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}
+	found, err := readLive(ctx, c, key, live)
+	if err != nil {
+		return Unchanged, before, err
+	}
 	result = Created
-	err = c.Get(ctx, key, live)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return Unchanged, before, fmt.Errorf("get %T %s: %w", live, key, err)
-	default:
+	if found {
 		result = Updated
+		desiredMap, err := toMap(desired)
+		if err != nil {
+			return Unchanged, before, err
+		}
+		if err := checkOwnership(c, owner, live, (&unstructured.Unstructured{Object: desiredMap}).GetLabels()); err != nil {
+			return Unchanged, before, err
+		}
 		before = live.DeepCopyObject().(T)
-		applied, err := extract(live, FieldOwner)
+		applied, err := extract(live, c.FieldOwner)
 		if err != nil {
 			return Unchanged, before, fmt.Errorf("extract %T %s: %w", live, key, err)
 		}
@@ -62,7 +68,7 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 			return Unchanged, before, nil
 		}
 	}
-	err = c.Apply(ctx, desired, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	err = c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership)
 	if apierrors.IsInvalid(err) && result == Updated {
 		// A hand edit can leave list entries that another manager owns beside the ones applied
 		// again (a Service port renumbered keeps its name), which apply alone cannot remove.
@@ -84,7 +90,7 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 
 // replaceSpec writes desired's spec over the live object's whole spec and adds desired's labels,
 // annotations and owner references, taking back every field another manager took.
-func replaceSpec(ctx context.Context, c client.Client, live client.Object, desired runtime.ApplyConfiguration) error {
+func replaceSpec(ctx context.Context, c Client, live client.Object, desired runtime.ApplyConfiguration) error {
 	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
 	if err != nil {
 		return err
@@ -105,7 +111,7 @@ func replaceSpec(ctx context.Context, c client.Client, live client.Object, desir
 		return err
 	}
 	obj.SetGroupVersionKind(gvk)
-	return c.Update(ctx, obj, client.FieldOwner(FieldOwner))
+	return c.Update(ctx, obj, client.FieldOwner(c.FieldOwner))
 }
 
 func toMap(v any) (map[string]any, error) {
@@ -145,12 +151,12 @@ func sameJSON(a, b any) (bool, error) {
 	return string(ja) == string(jb), nil
 }
 
-// ApplyChild applies the child of owner named name in owner's namespace, as Apply does, for a
-// caller that needs neither the result nor the object before; the error names the owner.
+// ApplyChild applies owner's child named name as Apply does, for a caller that needs neither the
+// result nor the object before; the error names the owner.
 func ApplyChild[T client.Object, AC runtime.ApplyConfiguration](
-	ctx context.Context, c client.Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
+	ctx context.Context, c Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
 ) error {
-	if _, _, err := Apply(ctx, c, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, live, desired, extract); err != nil {
+	if _, _, err := Apply(ctx, c, owner, name, live, desired, extract); err != nil {
 		return fmt.Errorf("child of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
 	return nil

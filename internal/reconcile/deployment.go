@@ -79,7 +79,7 @@ func DeploymentProgressing(dep *appsv1.Deployment, want DeploymentWant, complete
 func DeploymentDegraded(dep *appsv1.Deployment, reconcileErr error) Condition {
 	c := Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if reconcileErr != nil {
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		c.Status, c.Reason, c.Message = true, ErrorReason(reconcileErr), reconcileErr.Error()
 		return c
 	}
 	if dep == nil {

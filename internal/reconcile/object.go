@@ -16,7 +16,7 @@ import (
 // field desired sets already has that value in live: the API server's defaults and fields other
 // managers set are left out of the comparison, as apply leaves them alone. desired's status is
 // never sent. live is left holding the object as read before the apply, status included.
-func ApplyObject(ctx context.Context, c client.Client, desired, live client.Object) (Result, error) {
+func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Result, error) {
 	key := client.ObjectKeyFromObject(desired)
 	gvk, err := c.GroupVersionKindFor(desired)
 	if err != nil {
@@ -48,7 +48,7 @@ func ApplyObject(ctx context.Context, c client.Client, desired, live client.Obje
 	}
 	u := &unstructured.Unstructured{Object: want}
 	u.SetGroupVersionKind(gvk)
-	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
 		return Unchanged, fmt.Errorf("apply %s %s: %w", gvk.Kind, key, err)
 	}
 	return result, nil

@@ -12,16 +12,17 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 )
 
-// GeneratedSecret returns the data of the Secret at key, which holds values generated once, such as
-// passwords: when the Secret does not exist it is created with generate's values. It is never
+// GeneratedSecret returns the data of owner's Secret named name, which holds values generated once,
+// such as passwords: when the Secret does not exist it is created with generate's values. It is never
 // created by apply, so that a cache that has not seen the Secret yet can never overwrite a password
 // already in use; the API server refuses a second create. A key missing from an existing Secret is
 // filled from generate. labels must include the managed-by label, so that the cache sees the
-// Secret; a Secret of that name that has neither that label nor fields the operator wrote belongs to
-// someone else and is left alone.
-func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader, key client.ObjectKey,
+// Secret; a Secret of that name that appkeeper did not write belongs to someone else: it is left
+// alone and reported as a NameConflictError.
+func GeneratedSecret(ctx context.Context, c Client, owner client.Object, name string,
 	labels map[string]string, generate func() map[string][]byte,
 ) (data map[string][]byte, created bool, err error) {
+	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}
 	live := &corev1.Secret{}
 	err = c.Get(ctx, key, live)
 	if apierrors.IsNotFound(err) {
@@ -30,7 +31,7 @@ func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader,
 			Type:       corev1.SecretTypeOpaque,
 			Data:       generate(),
 		}
-		err = c.Create(ctx, fresh, client.FieldOwner(FieldOwner))
+		err = c.Create(ctx, fresh, client.FieldOwner(c.FieldOwner))
 		if err == nil {
 			return fresh.Data, true, nil
 		}
@@ -38,13 +39,13 @@ func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader,
 			return nil, false, fmt.Errorf("create Secret %s: %w", key, err)
 		}
 		// The cache lags behind, or the Secret is not one the cache holds: ask the API server.
-		err = reader.Get(ctx, key, live)
+		err = c.APIReader.Get(ctx, key, live)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("get Secret %s: %w", key, err)
 	}
 	if !writtenByOperator(live) {
-		return nil, false, fmt.Errorf("secret %s exists and appkeeper did not create it: rename or delete it, or reference it", key)
+		return nil, false, conflict(c, owner, live, "")
 	}
 	data = make(map[string][]byte, len(live.Data))
 	for k, v := range live.Data {
@@ -58,14 +59,14 @@ func GeneratedSecret(ctx context.Context, c client.Client, reader client.Reader,
 	return data, false, nil
 }
 
-// writtenByOperator is true for a Secret the operator created: it carries the managed-by label or,
-// when a person removed that label and so hid it from the cache, the operator's field manager entry.
-func writtenByOperator(s *corev1.Secret) bool {
-	if s.Labels[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByValue {
+// writtenByOperator is true for an object the operator created: it carries the managed-by label or,
+// when a person removed that label and so hid it from the cache, a field manager entry of the operator.
+func writtenByOperator(obj client.Object) bool {
+	if obj.GetLabels()[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByValue {
 		return true
 	}
-	for _, e := range s.ManagedFields {
-		if e.Manager == FieldOwner {
+	for _, e := range obj.GetManagedFields() {
+		if IsOperatorFieldOwner(e.Manager) {
 			return true
 		}
 	}

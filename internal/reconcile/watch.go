@@ -2,9 +2,13 @@ package reconcile
 
 import (
 	"context"
+	"strings"
+
+	"k8s.io/client-go/util/workqueue"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -21,4 +25,20 @@ func EnqueueInstance(appName string) handler.EventHandler {
 		}
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: l[appsv1alpha1.LabelInstance]}}}
 	})
+}
+
+// EnqueueOnDeleteByChildName maps a deleted object to the resources whose child of that name it
+// could have been: the resource named like it and, for each of suffixes it ends with, the resource
+// named like it without the suffix. A resource that reported a name conflict with another
+// resource's child takes the name at once when that child goes.
+func EnqueueOnDeleteByChildName(suffixes ...string) handler.EventHandler {
+	return handler.Funcs{DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+		name := e.Object.GetName()
+		q.Add(ctrl.Request{NamespacedName: client.ObjectKey{Namespace: e.Object.GetNamespace(), Name: name}})
+		for _, suffix := range suffixes {
+			if owner, ok := strings.CutSuffix(name, suffix); ok && owner != "" {
+				q.Add(ctrl.Request{NamespacedName: client.ObjectKey{Namespace: e.Object.GetNamespace(), Name: owner}})
+			}
+		}
+	}}
 }

@@ -26,7 +26,7 @@ import (
 
 // Reconciler reconciles Memcacheds.
 type Reconciler struct {
-	Client   client.Client
+	Client   reconcile.Client
 	Recorder events.EventRecorder
 }
 
@@ -58,6 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// status.nodes while the members keep serving.
 		pods, listErr := r.listPods(ctx, mc)
 		mc.Status = computeStatus(mc, observed, pods, errors.Join(err, listErr))
+		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 	}()
@@ -70,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
 	svc := &corev1.Service{}
-	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+	result, _, err := reconcile.Apply(ctx, r.Client, mc, mc.ChildName(),
 		svc, resources.Service(mc), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
@@ -83,7 +84,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memc
 
 // reconcileStatefulSet applies the StatefulSet; sts receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) error {
-	result, before, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()},
+	result, before, err := reconcile.Apply(ctx, r.Client, mc, mc.ChildName(),
 		sts, resources.StatefulSet(mc), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
@@ -112,11 +113,15 @@ func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) (
 // SetupWithManager registers the controller; it reacts to changes of a Memcached's spec, of its
 // children and of its member pods, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	// A child of another resource that held one of the names goes: take the name.
+	freed := reconcile.EnqueueOnDeleteByChildName()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("memcached").
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
+		Watches(&appsv1.StatefulSet{}, freed).
+		Watches(&corev1.Service{}, freed).
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),

@@ -173,7 +173,7 @@ func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete b
 func degraded(memberPods []corev1.Pod, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if reconcileErr != nil {
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		c.Status, c.Reason, c.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 		return c
 	}
 	var failing []string

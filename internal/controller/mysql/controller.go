@@ -30,10 +30,8 @@ import (
 
 // Reconciler reconciles MySQLs.
 type Reconciler struct {
-	Client client.Client
-	// APIReader reads Secrets the cache does not hold: the ones users reference.
-	APIReader client.Reader
-	Recorder  events.EventRecorder
+	Client   reconcile.Client
+	Recorder events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
@@ -71,6 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		m.Status = computeStatus(m, seen, err)
 		r.recordTransitions(original, m)
+		reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, m,
 			func(m *appsv1alpha1.MySQL) any { return m.Status }))
 	}()
@@ -116,7 +115,7 @@ func (r *Reconciler) recordDataImage(ctx context.Context, m *appsv1alpha1.MySQL,
 	}
 	patch := client.MergeFrom(seen.claim.DeepCopy())
 	metav1.SetMetaDataAnnotation(&seen.claim.ObjectMeta, resources.DataImageAnnotation, running)
-	if err := r.Client.Patch(ctx, seen.claim, patch, client.FieldOwner(reconcile.FieldOwner)); err != nil {
+	if err := r.Client.Patch(ctx, seen.claim, patch, client.FieldOwner(r.Client.FieldOwner)); err != nil {
 		return fmt.Errorf("record the server version on the data volume of MySQL %s/%s: %w", m.Namespace, m.Name, client.IgnoreNotFound(err))
 	}
 	return nil
@@ -137,7 +136,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 		return r.checkReferencedSecret(ctx, m, ref.Name)
 	}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: m.GeneratedSecretName()}
-	data, created, err := reconcile.GeneratedSecret(ctx, r.Client, r.APIReader, key,
+	data, created, err := reconcile.GeneratedSecret(ctx, r.Client, m, key.Name,
 		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
 	if err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
@@ -154,7 +153,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 // appkeeper manages. Nothing watches it, so a missing Secret is an error, retried with backoff.
 func (r *Reconciler) checkReferencedSecret(ctx context.Context, m *appsv1alpha1.MySQL, name string) error {
 	secret := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
+	if err := r.Client.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
 		return fmt.Errorf("spec.credentialsSecretRef: Secret %s/%s: %w", m.Namespace, name, err)
 	}
 	required := []string{appsv1alpha1.SecretKeyRootPassword}
@@ -179,7 +178,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 // reconcileStatefulSet applies the StatefulSet; seen.sts receives it as the API server has it.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed) error {
 	sts := &appsv1.StatefulSet{}
-	result, before, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: m.Namespace, Name: m.ChildName()},
+	result, before, err := reconcile.Apply(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(m), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
@@ -231,6 +230,10 @@ func generatePasswords() map[string][]byte {
 // SetupWithManager registers the controller. It reacts to the MySQL's spec, to its children, and to
 // its Secret and data PVC, which may have no owner reference to it.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	// A child of another resource that held one of the names goes: take the name. The suffixes are
+	// those of the child names, read off a MySQL without a name.
+	unnamed := &appsv1alpha1.MySQL{}
+	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -239,6 +242,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.ConfigMap{}).
 		Watches(&corev1.Secret{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
 		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
+		Watches(&appsv1.StatefulSet{}, freed).
+		Watches(&corev1.Service{}, freed).
+		Watches(&corev1.ConfigMap{}, freed).
+		Watches(&corev1.Secret{}, freed).
 		WithOptions(options).
 		Complete(r)
 }

@@ -126,16 +126,7 @@ func TestPasswordsAreNeverRegenerated(t *testing.T) {
 	testutil.Eventually(t, timeout, same)
 	waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse, nil)
 
-	if err := k8s.Delete(context.Background(), get(t, ns, "db", &appsv1alpha1.MySQL{})); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1alpha1.MySQL{})
-		if err == nil {
-			return fmt.Errorf("MySQL not gone yet")
-		}
-		return client.IgnoreNotFound(err)
-	})
+	testutil.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
 	m := createMySQL(t, ns, nil)
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}

@@ -117,7 +117,7 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
 	case reconcileErr != nil:
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		c.Status, c.Reason, c.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 	case seen.refusal != "":
 		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
 	}

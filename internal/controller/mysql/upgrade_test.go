@@ -2,7 +2,6 @@ package mysql_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -86,40 +85,7 @@ func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
 
 	// Deleted with the Retain policy and created again with an older version on the same volume:
 	// no StatefulSet may start 8.0 on data files 8.4 has written.
-	db := get(t, ns, "db", &appsv1alpha1.MySQL{})
-	if err := k8s.Delete(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1alpha1.MySQL{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return errors.New("the MySQL is still there")
-	})
-	// Without a garbage collector in this test environment, the StatefulSet goes by hand, and
-	// again if a pass of the deleted MySQL that was already queued applied it once more.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		sts := &appsv1.StatefulSet{}
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts)
-		if apierrors.IsNotFound(err) {
-			time.Sleep(500 * time.Millisecond)
-			err = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts)
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if err := k8s.Delete(ctx, sts); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-		return errors.New("the old StatefulSet was still there")
-	})
+	testutil.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
 	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.0.43" })
 	m := waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonDowngradeRefused))
 	if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "mysql:8.4.6") {

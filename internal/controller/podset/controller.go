@@ -26,11 +26,11 @@ import (
 
 // Reconciler reconciles PodSets.
 type Reconciler struct {
-	Client client.Client
-	// APIReader reads past the cache. It tells a pod this PodSet created moments ago, which the
-	// cache has not seen yet, from a pod that somebody else holds under a wanted name.
-	APIReader client.Reader
-	Recorder  events.EventRecorder
+	// Client reads past the cache through its APIReader, which tells a pod this PodSet created
+	// moments ago, which the cache has not seen yet, from a pod that somebody else holds under a
+	// wanted name.
+	Client   reconcile.Client
+	Recorder events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets,verbs=get;list;watch
@@ -57,6 +57,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	defer func() {
 		ps.Status = computeStatus(ps, hash, pods, err)
 		r.recordUpgrade(original, ps)
+		reconcile.WarnWhenStuck(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ps,
 			func(p *appsv1alpha1.PodSet) any { return p.Status }))
 	}()
@@ -66,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The maxUnavailable budget must count the pods as they are: a cache that has not yet
 		// seen the pod a previous pass deleted would let this pass delete one more.
 		fresh := &corev1.PodList{}
-		if err := r.APIReader.List(ctx, fresh, client.InNamespace(ps.Namespace), client.MatchingLabels(ps.SelectorLabels())); err != nil {
+		if err := r.Client.APIReader.List(ctx, fresh, client.InNamespace(ps.Namespace), client.MatchingLabels(ps.SelectorLabels())); err != nil {
 			return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 		}
 		pods = fresh.Items
@@ -107,8 +108,7 @@ func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash 
 		return after, err
 	}
 	if taken = append(p.taken, taken...); len(taken) > 0 {
-		return after, fmt.Errorf("pods %s exist but are not controlled by this PodSet: delete or rename them",
-			strings.Join(taken, ", "))
+		return after, &reconcile.NameConflictError{Kind: "Pod", Name: strings.Join(taken, ", "), Owner: "PodSet " + ps.Name}
 	}
 	return after, nil
 }
@@ -134,9 +134,9 @@ func (r *Reconciler) createPods(ctx context.Context, ps *appsv1alpha1.PodSet, ha
 	defer func() { r.recordCreations(ps, names) }()
 	for _, ordinal := range ordinals {
 		pod := resources.Pod(ps, ordinal, hash)
-		err := r.Client.Create(ctx, pod, client.FieldOwner(reconcile.FieldOwner))
+		err := r.Client.Create(ctx, pod, client.FieldOwner(r.Client.FieldOwner))
 		if apierrors.IsAlreadyExists(err) {
-			err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+			err = r.Client.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod)
 			switch {
 			case apierrors.IsNotFound(err):
 				continue

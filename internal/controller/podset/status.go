@@ -115,7 +115,7 @@ func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Cond
 func degraded(reconcileErr error) reconcile.Condition {
 	cond := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if reconcileErr != nil {
-		cond.Status, cond.Reason, cond.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		cond.Status, cond.Reason, cond.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 	}
 	return cond
 }

@@ -25,7 +25,7 @@ import (
 
 // Reconciler reconciles WebServers.
 type Reconciler struct {
-	Client   client.Client
+	Client   reconcile.Client
 	Recorder events.EventRecorder
 }
 
@@ -54,6 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		ws.Status = computeStatus(ws, observed, err)
 		r.recordUpgrade(original, ws)
+		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ws,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 	}()
@@ -66,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
 	svc := &corev1.Service{}
-	result, _, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+	result, _, err := reconcile.Apply(ctx, r.Client, ws, ws.ChildName(),
 		svc, resources.Service(ws), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -79,7 +80,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebS
 
 // reconcileDeployment applies the Deployment; dep receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment) error {
-	result, before, err := reconcile.Apply(ctx, r.Client, client.ObjectKey{Namespace: ws.Namespace, Name: ws.ChildName()},
+	result, before, err := reconcile.Apply(ctx, r.Client, ws, ws.ChildName(),
 		dep, resources.Deployment(ws), appsv1ac.ExtractDeployment)
 	if err != nil {
 		return fmt.Errorf("deployment of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
@@ -110,11 +111,15 @@ func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
 // SetupWithManager registers the controller; it reacts to changes of a WebServer's spec and of any
 // of its children, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	// A child of another resource that held one of the names goes: take the name.
+	freed := reconcile.EnqueueOnDeleteByChildName()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("webserver").
 		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Watches(&appsv1.Deployment{}, freed).
+		Watches(&corev1.Service{}, freed).
 		WithOptions(options).
 		Complete(r)
 }

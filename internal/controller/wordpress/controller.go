@@ -33,10 +33,8 @@ const mysqlNameIndex = "wordpress.mysqlName"
 
 // Reconciler reconciles WordPresses.
 type Reconciler struct {
-	Client client.Client
-	// APIReader reads a Secret the cache has not seen yet before the salts are generated.
-	APIReader client.Reader
-	Recorder  events.EventRecorder
+	Client   reconcile.Client
+	Recorder events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses,verbs=get;list;watch
@@ -71,6 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		wp.Status = computeStatus(wp, seen, err)
+		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, wp,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
 	}()
@@ -148,7 +147,7 @@ func (r *Reconciler) foreignMySQL(ctx context.Context, wp *appsv1alpha1.WordPres
 
 func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {
 	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.SaltsSecretName()}
-	salts, _, err := reconcile.GeneratedSecret(ctx, r.Client, r.APIReader, key,
+	salts, _, err := reconcile.GeneratedSecret(ctx, r.Client, wp, key.Name,
 		map[string]string{
 			appsv1alpha1.LabelName: appsv1alpha1.WordPressAppName, appsv1alpha1.LabelInstance: wp.Name,
 			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue,
@@ -175,7 +174,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.W
 			return client.IgnoreNotFound(err)
 		}
 	}
-	result, before, err := reconcile.Apply(ctx, r.Client, key, dep, resources.Deployment(wp, seen.db), appsv1ac.ExtractDeployment)
+	result, before, err := reconcile.Apply(ctx, r.Client, wp, wp.ChildName(), dep, resources.Deployment(wp, seen.db), appsv1ac.ExtractDeployment)
 	if err != nil {
 		return fmt.Errorf("deployment of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
@@ -212,6 +211,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.WordPress).MySQLName()} }); err != nil {
 		return fmt.Errorf("index WordPresses by MySQL: %w", err)
 	}
+	// A child of another resource that held one of the names goes: take the name. The suffixes are
+	// those of the child names, read off a WordPress without a name.
+	unnamed := &appsv1alpha1.WordPress{}
+	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.ContentClaimName(), unnamed.SaltsSecretName())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("wordpress").
 		For(&appsv1alpha1.WordPress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -220,6 +223,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName)).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
+		Watches(&appsv1.Deployment{}, freed).
+		Watches(&corev1.Service{}, freed).
+		Watches(&corev1.Secret{}, freed).
+		Watches(&corev1.PersistentVolumeClaim{}, freed).
 		WithOptions(options).
 		Complete(r)
 }

@@ -1,0 +1,102 @@
+package webserver_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+// TestServiceMadeByHandIsNotAdopted checks that a WebServer whose Service name a person already
+// uses writes nothing to that Service, says so, and takes the name once it is free.
+func TestServiceMadeByHandIsNotAdopted(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	mine := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"team": "payments"}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "payments"},
+			Ports:    []corev1.ServicePort{{Name: "api", Port: 8443}},
+		},
+	}
+	if err := k8s.Create(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	createWebServer(t, ns, 1, "nginx:1.27")
+
+	ws := waitDegraded(t, ns, appsv1alpha1.ReasonNameConflict)
+	if msg := meta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded).Message; !strings.Contains(msg, "Service web") {
+		t.Errorf("Degraded message %q does not name the Service in the way", msg)
+	}
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
+	testutil.RequireUnchanged(t, "the hand-made Service", func() string {
+		svc := get(t, ns, "web", &corev1.Service{})
+		if len(svc.OwnerReferences) != 0 || svc.Labels[appsv1alpha1.LabelManagedBy] != "" {
+			t.Fatalf("the hand-made Service was taken over: owners %v, labels %v", svc.OwnerReferences, svc.Labels)
+		}
+		return svc.ResourceVersion
+	})
+	// The Deployment, whose name is free, is the WebServer's as usual.
+	if dep := get(t, ns, "web", &appsv1.Deployment{}); !metav1.IsControlledBy(dep, ws) {
+		t.Errorf("the Deployment is controlled by %v", metav1.GetControllerOf(dep))
+	}
+
+	if err := k8s.Delete(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		svc := &corev1.Service{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
+			return err
+		}
+		if !metav1.IsControlledBy(svc, ws) {
+			return fmt.Errorf("the Service is controlled by %v", metav1.GetControllerOf(svc))
+		}
+		return nil
+	})
+	waitDegraded(t, ns, appsv1alpha1.ReasonAsExpected)
+}
+
+// TestEachControllerWritesUnderItsOwnFieldManager checks that managed fields tell which controller
+// applied a child.
+func TestEachControllerWritesUnderItsOwnFieldManager(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 1, "nginx:1.27")
+	dep, svc := childrenExist(t, ns)
+	for _, obj := range []client.Object{dep, svc} {
+		var managers []string
+		for _, e := range obj.GetManagedFields() {
+			managers = append(managers, string(e.Operation)+" by "+e.Manager)
+		}
+		if !strings.Contains(strings.Join(managers, ","), "Apply by appkeeper-webserver") {
+			t.Errorf("%T managed by %v, want an Apply by appkeeper-webserver", obj, managers)
+		}
+	}
+}
+
+// waitDegraded waits until the WebServer web reports Degraded with reason, True unless the reason
+// is AsExpected.
+func waitDegraded(t *testing.T, ns, reason string) *appsv1alpha1.WebServer {
+	t.Helper()
+	ws := &appsv1alpha1.WebServer{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded)
+		if c == nil || c.Reason != reason || c.ObservedGeneration != ws.Generation {
+			return fmt.Errorf("Degraded = %+v, want reason %s", c, reason)
+		}
+		return nil
+	})
+	return ws
+}
