@@ -44,10 +44,20 @@ func IsNameConflict(err error) bool {
 	return errors.As(err, &conflict) && conflict.Controller != conflict.Owner
 }
 
-// ErrorReason is the Degraded reason for an error a pass returned.
+// Reason is the Degraded reason of a NameConflictError.
+func (e *NameConflictError) Reason() string {
+	if e.Controller == e.Owner {
+		return appsv1alpha1.ReasonReconcileFailed
+	}
+	return appsv1alpha1.ReasonNameConflict
+}
+
+// ErrorReason is the Degraded reason for an error a pass returned: the reason the error gives
+// itself (a method Reason), or ReconcileFailed.
 func ErrorReason(err error) string {
-	if IsNameConflict(err) {
-		return appsv1alpha1.ReasonNameConflict
+	var reasoned interface{ Reason() string }
+	if errors.As(err, &reasoned) {
+		return reasoned.Reason()
 	}
 	return appsv1alpha1.ReasonReconcileFailed
 }

@@ -5,7 +5,6 @@ package mysql
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -18,13 +17,15 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
@@ -32,7 +33,13 @@ import (
 type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
+	// SecretNames holds the names of the Secrets in the watched namespaces, so that a MySQL whose
+	// referenced Secret is created or changed is reconciled at once.
+	SecretNames cache.Cache
 }
+
+// secretRefIndex indexes MySQLs by the name of the Secret they reference.
+const secretRefIndex = "mysql.credentialsSecretRef"
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls/status,verbs=get;patch
@@ -129,45 +136,6 @@ func dataImage(claim *corev1.PersistentVolumeClaim) string {
 	return claim.Annotations[resources.DataImageAnnotation]
 }
 
-// reconcileCredentials checks a referenced Secret, or generates the Secret once and keeps its
-// metadata as the deletion policy says.
-func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.MySQL) error {
-	if ref := m.Spec.CredentialsSecretRef; ref != nil {
-		return r.checkReferencedSecret(ctx, m, ref.Name)
-	}
-	key := client.ObjectKey{Namespace: m.Namespace, Name: m.GeneratedSecretName()}
-	data, created, err := reconcile.GeneratedSecret(ctx, r.Client, m, key.Name,
-		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
-	if err != nil {
-		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-	}
-	if created {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
-			"generated Secret %s with random passwords", key.Name)
-	}
-	desired := resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])
-	return reconcile.ApplyChild(ctx, r.Client, m, key.Name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
-}
-
-// checkReferencedSecret reads a user's Secret from the API server: the cache holds only Secrets
-// appkeeper manages. Nothing watches it, so a missing Secret is an error, retried with backoff.
-func (r *Reconciler) checkReferencedSecret(ctx context.Context, m *appsv1alpha1.MySQL, name string) error {
-	secret := &corev1.Secret{}
-	if err := r.Client.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
-		return fmt.Errorf("spec.credentialsSecretRef: Secret %s/%s: %w", m.Namespace, name, err)
-	}
-	required := []string{appsv1alpha1.SecretKeyRootPassword}
-	if m.Spec.User != "" {
-		required = append(required, appsv1alpha1.SecretKeyPassword)
-	}
-	for _, key := range required {
-		if len(secret.Data[key]) == 0 {
-			return fmt.Errorf("spec.credentialsSecretRef: Secret %s/%s has no key %q", m.Namespace, name, key)
-		}
-	}
-	return nil
-}
-
 func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQL) error {
 	if err := reconcile.ApplyChild(ctx, r.Client, m, m.HeadlessServiceName(), &corev1.Service{}, resources.HeadlessService(m), corev1ac.ExtractService); err != nil {
 		return err
@@ -217,23 +185,23 @@ func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	}
 }
 
-// generatePasswords makes the root and user passwords: 26 base32 characters from the system's
-// secure random source, 130 bits each, with no character a shell or a connection string would
-// treat specially.
-func generatePasswords() map[string][]byte {
-	return map[string][]byte{
-		appsv1alpha1.SecretKeyRootPassword: []byte(rand.Text()),
-		appsv1alpha1.SecretKeyPassword:     []byte(rand.Text()),
-	}
-}
-
-// SetupWithManager registers the controller. It reacts to the MySQL's spec, to its children, and to
-// its Secret and data PVC, which may have no owner reference to it.
+// SetupWithManager registers the controller. It reacts to the MySQL's spec, to its children, to
+// its Secret and data PVC, which may have no owner reference to it, and to the Secret it references.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.MySQL{}, secretRefIndex, func(obj client.Object) []string {
+		if ref := obj.(*appsv1alpha1.MySQL).Spec.CredentialsSecretRef; ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("index MySQLs by referenced Secret: %w", err)
+	}
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
 	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
+	referenced := &metav1.PartialObjectMetadata{}
+	referenced.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -246,6 +214,21 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.ConfigMap{}, freed).
 		Watches(&corev1.Secret{}, freed).
+		WatchesRawSource(source.Kind(r.SecretNames, referenced,
+			handler.TypedEnqueueRequestsFromMapFunc(r.referencingMySQLs))).
 		WithOptions(options).
 		Complete(r)
+}
+
+// referencingMySQLs maps a Secret to the MySQLs in its namespace that reference it.
+func (r *Reconciler) referencingMySQLs(ctx context.Context, secret *metav1.PartialObjectMetadata) []ctrl.Request {
+	list := &appsv1alpha1.MySQLList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(secret.Namespace), client.MatchingFields{secretRefIndex: secret.Name}); err != nil {
+		return nil
+	}
+	requests := make([]ctrl.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
 }

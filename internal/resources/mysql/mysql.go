@@ -213,6 +213,11 @@ func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	return c
 }
 
+// RootHost is the only host root may connect from besides the socket: the pod's own loopback, which
+// the probes use. The image's entrypoint creates root@localhost and root@RootHost at first start,
+// rather than root@'%' that any pod of the cluster could try passwords against.
+const RootHost = "127.0.0.1"
+
 // env passes the passwords only by reference to the Secret; the image's entrypoint creates the
 // root account, the database and the user from them when the data directory is empty.
 func env(m *appsv1alpha1.MySQL) []*corev1ac.EnvVarApplyConfiguration {
@@ -220,7 +225,10 @@ func env(m *appsv1alpha1.MySQL) []*corev1ac.EnvVarApplyConfiguration {
 		return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(m.SecretName()).WithKey(key)))
 	}
-	vars := []*corev1ac.EnvVarApplyConfiguration{fromSecret("MYSQL_ROOT_PASSWORD", appsv1alpha1.SecretKeyRootPassword)}
+	vars := []*corev1ac.EnvVarApplyConfiguration{
+		fromSecret("MYSQL_ROOT_PASSWORD", appsv1alpha1.SecretKeyRootPassword),
+		corev1ac.EnvVar().WithName("MYSQL_ROOT_HOST").WithValue(RootHost),
+	}
 	if m.Spec.Database != "" {
 		vars = append(vars, corev1ac.EnvVar().WithName("MYSQL_DATABASE").WithValue(m.Spec.Database))
 	}

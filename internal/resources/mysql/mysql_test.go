@@ -77,6 +77,9 @@ func TestStatefulSet(t *testing.T) {
 						t.Errorf("%s = %+v, want a reference to db-credentials/%s", name, env[name], key)
 					}
 				}
+				if env["MYSQL_ROOT_HOST"].Value != "127.0.0.1" {
+					t.Errorf("MYSQL_ROOT_HOST = %+v, want root reachable only from the pod's loopback", env["MYSQL_ROOT_HOST"])
+				}
 				if env["MYSQL_DATABASE"].Value != "shop" || env["MYSQL_USER"].Value != "app" {
 					t.Errorf("database/user env = %+v / %+v", env["MYSQL_DATABASE"], env["MYSQL_USER"])
 				}
@@ -110,8 +113,8 @@ func TestStatefulSet(t *testing.T) {
 			}),
 			check: func(t *testing.T, sts *appsv1.StatefulSet) {
 				c := sts.Spec.Template.Spec.Containers[0]
-				if len(c.Env) != 1 || c.Env[0].Name != "MYSQL_ROOT_PASSWORD" || c.Env[0].ValueFrom.SecretKeyRef.Name != "mine" {
-					t.Errorf("env = %+v, want the root password from Secret mine alone", c.Env)
+				if len(c.Env) != 2 || c.Env[0].Name != "MYSQL_ROOT_PASSWORD" || c.Env[0].ValueFrom.SecretKeyRef.Name != "mine" {
+					t.Errorf("env = %+v, want the root password from Secret mine and the root host alone", c.Env)
 				}
 				if *sts.Spec.VolumeClaimTemplates[0].Spec.StorageClassName != "fast" {
 					t.Errorf("storage class = %v", sts.Spec.VolumeClaimTemplates[0].Spec.StorageClassName)
