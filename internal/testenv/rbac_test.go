@@ -89,15 +89,24 @@ func TestOperatorHoldsOnlyTheShippedRBAC(t *testing.T) {
 	}))
 	wantForbidden(t, "list Namespaces", operatorClient.List(ctx, &corev1.NamespaceList{}))
 }
+
 // userFacingRules is what the built-in role name (view, edit, admin) holds once the cluster's
 // clusterrole-aggregation controller has folded into it every ClusterRole its aggregation rule
-// selects. envtest runs no kube-controller-manager, so tests compute it themselves from the roles
-// installed on the API server.
+// selects, and theirs in turn (view aggregates to edit, edit to admin). envtest runs no
+// kube-controller-manager, so tests compute it themselves from the roles on the API server.
 func userFacingRules(ctx context.Context, admin client.Client, name string) ([]rbacv1.PolicyRule, error) {
 	role := &rbacv1.ClusterRole{}
 	if err := admin.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
 		return nil, err
 	}
+	return aggregatedRules(ctx, admin, role, map[string]bool{})
+}
+
+func aggregatedRules(ctx context.Context, admin client.Client, role *rbacv1.ClusterRole, seen map[string]bool) ([]rbacv1.PolicyRule, error) {
+	if seen[role.Name] {
+		return nil, nil
+	}
+	seen[role.Name] = true
 	if role.AggregationRule == nil {
 		return role.Rules, nil
 	}
@@ -107,9 +116,99 @@ func userFacingRules(ctx context.Context, admin client.Client, name string) ([]r
 		if err := admin.List(ctx, matching, client.MatchingLabels(selector.MatchLabels)); err != nil {
 			return nil, err
 		}
-		for _, r := range matching.Items {
-			rules = append(rules, r.Rules...)
+		for i := range matching.Items {
+			more, err := aggregatedRules(ctx, admin, &matching.Items[i], seen)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, more...)
 		}
 	}
 	return rules, nil
+}
+
+// actingAs gives user the rules the built-in role holds once aggregated, in namespace ns, and
+// returns a client that impersonates user. The rules are copied into a ClusterRole of the test's
+// own because envtest runs no clusterrole-aggregation controller to fill the built-in one.
+func actingAs(t *testing.T, user, builtin, ns string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	rules, err := userFacingRules(ctx, k8s, builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "aggregated-" + builtin + "-" + ns}, Rules: rules}
+	if err := k8s.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), role) })
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
+	}
+	if err := k8s.Create(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(operatorConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c := clientFor(t, cfg)
+	// The authorizer sees new bindings through an informer.
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		return c.List(ctx, &appsv1alpha1.WebServerList{}, client.InNamespace(ns))
+	})
+	return c
+}
+
+func webServerNamed(ns, name string) *appsv1alpha1.WebServer {
+	return &appsv1alpha1.WebServer{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To[int32](1)},
+	}
+}
+
+func podSetNamed(ns, name string) *appsv1alpha1.PodSet {
+	return &appsv1alpha1.PodSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1alpha1.PodSetSpec{Template: appsv1alpha1.PodSetTemplate{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}},
+		}}},
+	}
+}
+
+// TestUserFacingRoles holds the shipped editor and viewer roles to what the built-in roles they
+// aggregate to should let a person do: view reads, edit writes, and neither edit nor admin
+// creates PodSets, which run arbitrary pods through the operator.
+func TestUserFacingRoles(t *testing.T) {
+	ctx := context.Background()
+	ns := testutil.NewNamespace(t, k8s, "roles")
+	if err := k8s.Create(ctx, webServerNamed(ns, "existing")); err != nil {
+		t.Fatal(err)
+	}
+
+	viewer := actingAs(t, "viewer", "view", ns)
+	if err := viewer.Get(ctx, client.ObjectKey{Namespace: ns, Name: "existing"}, &appsv1alpha1.WebServer{}); err != nil {
+		t.Errorf("view: get a WebServer: %v", err)
+	}
+	if err := viewer.List(ctx, &appsv1alpha1.PodSetList{}, client.InNamespace(ns)); err != nil {
+		t.Errorf("view: list PodSets: %v", err)
+	}
+	wantForbidden(t, "view: create a WebServer", viewer.Create(ctx, webServerNamed(ns, "by-viewer")))
+
+	editor := actingAs(t, "editor", "edit", ns)
+	if err := editor.Create(ctx, webServerNamed(ns, "by-editor")); err != nil {
+		t.Errorf("edit: create a WebServer: %v", err)
+	}
+	for _, kind := range []client.Object{&appsv1alpha1.Memcached{}, &appsv1alpha1.MySQL{}, &appsv1alpha1.WordPress{}} {
+		if err := editor.DeleteAllOf(ctx, kind, client.InNamespace(ns)); err != nil {
+			t.Errorf("edit: delete every %T: %v", kind, err)
+		}
+	}
+	if err := editor.List(ctx, &appsv1alpha1.PodSetList{}, client.InNamespace(ns)); err != nil {
+		t.Errorf("edit: list PodSets: %v", err)
+	}
+	wantForbidden(t, "edit: create a PodSet", editor.Create(ctx, podSetNamed(ns, "by-editor")))
+
+	admin := actingAs(t, "admin", "admin", ns)
+	wantForbidden(t, "admin: create a PodSet", admin.Create(ctx, podSetNamed(ns, "by-admin")))
 }
