@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Copies what controller-gen generates (config/crd/bases, config/rbac/role.yaml) to the places that
-# must say the same: the CRD list of config/crd/kustomization.yaml, and the CRDs and RBAC of the
-# Helm chart. "make check-generate" runs it, so the chart never drifts from the markers.
+# Copies what controller-gen generates (config/crd/bases, config/rbac/role.yaml) and the roles
+# config/rbac ships for people to the places that must say the same: the CRD list of
+# config/crd/kustomization.yaml, and the CRDs and RBAC of the Helm chart. "make check-generate"
+# runs it, so the chart never drifts from the markers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,41 @@ for f in config/crd/bases/*.yaml; do
 	} >"$chart/crds/$(basename "$f")"
 done
 
+# document KIND prints the document of that kind in config/rbac/role.yaml.
+document() {
+	awk -v kind="$1" '
+		/^---$/ { if (k == kind) printf "%s", doc; doc = ""; k = ""; next }
+		/^kind: / { k = $2 }
+		{ doc = doc $0 "\n" }
+		END { if (k == kind) printf "%s", doc }' config/rbac/role.yaml
+}
+
+# The operator's ClusterRole rules, which templates/rbac/role.yaml grants cluster-wide, or in a
+# Role per watched namespace when the chart's watchNamespaces is set.
+rules=$(document ClusterRole | sed -n '/^rules:$/,$p' | tail -n +2)
+if [ -z "$rules" ]; then
+	echo "config/rbac/role.yaml holds no ClusterRole rules" >&2
+	exit 1
+fi
 {
 	echo "$header"
-	sed 's/^  namespace: appkeeper-system$/  namespace: {{ .Release.Namespace }}/' config/rbac/role.yaml
-} >"$chart/rbac/role.yaml"
+	echo '{{- define "appkeeper.managerRules" -}}'
+	echo "$rules"
+	echo '{{- end }}'
+} >"$chart/rbac/_manager_rules.tpl"
+
+# Leader election's Role, in the release's namespace.
+{
+	echo "$header"
+	echo '---'
+	document Role | sed 's/^  namespace: appkeeper-system$/  namespace: {{ .Release.Namespace }}/'
+} >"$chart/rbac/leader_election_role.yaml"
+
+# The editor and viewer roles people are given, as config/rbac ships them.
+{
+	echo "$header"
+	for f in config/rbac/*_editor_role.yaml config/rbac/*_viewer_role.yaml; do
+		echo '---'
+		cat "$f"
+	done
+} >"$chart/rbac/user_roles.yaml"

@@ -32,7 +32,9 @@ type PodSetTemplate struct {
 	// +optional
 	Metadata PodSetTemplateMetadata `json:"metadata,omitempty"`
 
-	// Spec is the spec of every pod.
+	// Spec is the spec of every pod. Unlike a Deployment's pods, a PodSet's pods mount no
+	// ServiceAccount token unless spec.automountServiceAccountToken is true: left unset, it is
+	// false, since most workloads never call the Kubernetes API. A pod that does sets it to true.
 	// +kubebuilder:validation:XValidation:rule="size(self.containers) > 0",message="spec.template.spec.containers must list at least one container"
 	// +required
 	Spec corev1.PodSpec `json:"spec"`

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -18,11 +19,19 @@ import (
 	"github.com/appkeeper/appkeeper/internal/operator"
 )
 
+// operatorConfig is the manager's connection: the shipped ServiceAccount, impersonated.
+var operatorConfig *rest.Config
+
 // RunWithOperator is the whole of a controller package's TestMain: it runs the package's tests
 // against a real kube-apiserver with appkeeper's CRDs installed and its manager running, with k8s
-// set to a client of that API server, and returns the exit code. There is no
+// set to an admin client of that API server, and returns the exit code. There is no
 // kube-controller-manager, so tests play its part where they need one (status of Deployments,
 // StatefulSets and PVCs).
+//
+// The manager holds only the RBAC the project ships: config/rbac is installed on the API server
+// (which authorizes with RBAC) and the manager impersonates its ServiceAccount. Any request the
+// API server refuses it is printed as it happens and fails the run, naming the verb and resource
+// that a +kubebuilder:rbac marker lacks.
 func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
@@ -30,8 +39,9 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "..")
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(filepath.Dir(self), "..", "..", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
@@ -44,7 +54,20 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	defer func() { _ = env.Stop() }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := operator.NewManager(cfg, operator.DefaultOptions())
+	if *k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()}); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	sa, err := installRBAC(ctx, *k8s, root)
+	if err != nil {
+		fmt.Println("install config/rbac:", err)
+		return 1
+	}
+	operatorConfig = sa.impersonating(cfg)
+	managerConfig := rest.CopyConfig(operatorConfig)
+	forbidden := &forbiddenLog{}
+	forbidden.watch(managerConfig)
+	mgr, err := operator.NewManager(managerConfig, operator.DefaultOptions())
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -55,9 +78,10 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 			os.Exit(1)
 		}
 	}()
-	if *k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()}); err != nil {
+	code := m.Run()
+	if err := forbidden.report(); err != nil {
 		fmt.Println(err)
 		return 1
 	}
-	return m.Run()
+	return code
 }

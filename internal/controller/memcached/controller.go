@@ -32,8 +32,13 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds/status,verbs=get;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
+// server enforces OwnerReferencesPermissionEnforcement.
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds/finalizers,verbs=update
+// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
+// replaced whole.
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -35,6 +35,9 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets/status,verbs=get;patch
+// Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
+// server enforces OwnerReferencesPermissionEnforcement.
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

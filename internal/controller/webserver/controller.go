@@ -31,8 +31,13 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers/status,verbs=get;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
+// server enforces OwnerReferencesPermissionEnforcement.
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers/finalizers,verbs=update
+// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
+// replaced whole.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the WebServer's children and writes its status once.

@@ -39,9 +39,15 @@ type Reconciler struct {
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses/status,verbs=get;patch
+// Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
+// server enforces OwnerReferencesPermissionEnforcement.
+// The MySQL a WordPress owns is itself an owner, of its StatefulSet and Secret.
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses/finalizers;mysqls/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
+// replaced whole.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

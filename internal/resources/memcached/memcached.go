@@ -52,6 +52,8 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 		podSecurity = restrictedPodSecurityContext()
 	}
 	pod := corev1ac.PodSpec().
+		// memcached never calls the Kubernetes API: its pods get no token to leak.
+		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(mc))
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)

@@ -158,6 +158,8 @@ func StatefulSet(m *appsv1alpha1.MySQL) *appsv1ac.StatefulSetApplyConfiguration 
 func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string) *corev1ac.PodTemplateSpecApplyConfiguration {
 	spec := m.Spec
 	pod := corev1ac.PodSpec().
+		// mysqld never calls the Kubernetes API: its pods get no token to leak.
+		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithRunAsNonRoot(true).
 			WithRunAsUser(appsv1alpha1.MySQLUser).

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/resources/common"
@@ -58,6 +59,13 @@ func Pod(ps *appsv1alpha1.PodSet, ordinal int, templateHash string) *corev1.Pod 
 		annotations[k] = v
 	}
 	annotations[appsv1alpha1.AnnotationTemplateHash] = templateHash
+	spec := t.Spec.DeepCopy()
+	// The pod gets a ServiceAccount token only when the template asks for one: most workloads
+	// never call the Kubernetes API. The template hash is of the template as written, so this
+	// default does not make existing pods stale.
+	if spec.AutomountServiceAccountToken == nil {
+		spec.AutomountServiceAccountToken = ptr.To(false)
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      PodName(ps, ordinal),
@@ -68,6 +76,6 @@ func Pod(ps *appsv1alpha1.PodSet, ordinal int, templateHash string) *corev1.Pod 
 			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ps, appsv1alpha1.GroupVersion.WithKind("PodSet"))},
 		},
-		Spec: *t.Spec.DeepCopy(),
+		Spec: *spec,
 	}
 }

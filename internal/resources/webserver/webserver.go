@@ -44,6 +44,8 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		podSecurity = common.RestrictedPodSecurityContext()
 	}
 	pod := corev1ac.PodSpec().
+		// nginx never calls the Kubernetes API: its pods get no token to leak.
+		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(ws))
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
