@@ -137,6 +137,7 @@ type MemcachedStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=mc,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the StatefulSet, its pods and the headless Service"
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
@@ -162,6 +163,10 @@ type MemcachedList struct {
 func init() {
 	SchemeBuilder.Register(&Memcached{}, &MemcachedList{})
 }
+
+// MaxMemcachedNameLength bounds metadata.name: the StatefulSet's revisions are labelled
+// <ChildName>-<10-character hash>, a label value of at most 63 characters.
+const MaxMemcachedNameLength = 52
 
 // ChildName is the name of the StatefulSet and of the headless Service that run this Memcached;
 // the members are <ChildName>-0 to <ChildName>-<size-1>.

@@ -77,7 +77,6 @@ type MySQLSpec struct {
 
 	// Storage is the data volume. It cannot change once the server exists.
 	// +kubebuilder:default={}
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable: the data volume is created once"
 	// +optional
 	Storage Storage `json:"storage,omitempty"`
 
@@ -85,30 +84,34 @@ type MySQLSpec struct {
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Database is created, empty, when the server first starts.
+	// Database is created, empty, when the server first starts. It cannot be set, changed or
+	// removed afterwards.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]{1,64}$`
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.database is immutable: it is created when the server first starts"
 	// +optional
 	Database string `json:"database,omitempty"`
 
 	// User is created when the server first starts, with all privileges on Database; its
-	// password is the Secret's "password" key.
+	// password is the Secret's "password" key. It cannot be set, changed or removed afterwards.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]{1,32}$`
 	// +kubebuilder:validation:XValidation:rule="self != 'root'",message="spec.user must not be root: the root account is always created"
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.user is immutable: it is created when the server first starts"
 	// +optional
 	User string `json:"user,omitempty"`
 
 	// CredentialsSecretRef names an existing Secret with the keys "root-password" and
-	// "password". When unset, the operator generates a Secret with strong random passwords.
+	// "password". When unset, the operator generates a Secret with strong random passwords. The
+	// server keeps the passwords it first started with, so the reference cannot be set, changed
+	// or removed afterwards.
 	// +optional
 	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
 
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
-	// change restarts the server.
+	// change restarts the server. Lines that set port, socket, bind-address, skip-networking,
+	// datadir or user, in any of my.cnf's spellings, and !include or !includedir directives are
+	// refused: the operator's Services, probes and data volume rely on them.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(?i)^[[:space:]]*(!include|(loose[-_])?((skip|enable|disable)[-_])?(port|socket|bind[-_]address|datadir|user|skip[-_]networking|networking)[[:space:]]*([=#].*)?$)')",message="spec.config must not set port, socket, bind-address, skip-networking, datadir or user, nor include other files: the operator relies on them"
 	// +listType=atomic
 	// +optional
 	Config []string `json:"config,omitempty"`
@@ -165,6 +168,7 @@ type MySQLStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=my,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the StatefulSet, its pod and the Services"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
@@ -173,7 +177,17 @@ type MySQL struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// The rules on fixed fields sit on spec: a rule on an optional field does not run when the
+	// field is added or removed, and MySQLSpec is shared by a WordPress's inline MySQL, whose
+	// errors name other fields.
+
+	// Spec is the MySQL server a user asks for. Database, user, credentialsSecretRef and storage
+	// take effect when the server first starts: they cannot be set, changed or removed afterwards.
 	// +kubebuilder:default={}
+	// +kubebuilder:validation:XValidation:rule="has(self.database) == has(oldSelf.database) && (!has(self.database) || self.database == oldSelf.database)",message="spec.database is immutable: it is created when the server first starts",fieldPath=".database"
+	// +kubebuilder:validation:XValidation:rule="has(self.user) == has(oldSelf.user) && (!has(self.user) || self.user == oldSelf.user)",message="spec.user is immutable: it is created when the server first starts",fieldPath=".user"
+	// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) == has(oldSelf.credentialsSecretRef) && (!has(self.credentialsSecretRef) || self.credentialsSecretRef == oldSelf.credentialsSecretRef)",message="spec.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".credentialsSecretRef"
+	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
 	Spec   MySQLSpec   `json:"spec,omitempty"`
 	Status MySQLStatus `json:"status,omitempty"`
 }
@@ -189,6 +203,11 @@ type MySQLList struct {
 func init() {
 	SchemeBuilder.Register(&MySQL{}, &MySQLList{})
 }
+
+// MaxMySQLNameLength bounds metadata.name: the StatefulSet's revisions are labelled
+// <ChildName>-<10-character hash>, a label value of at most 63 characters, and the Services are
+// named after the MySQL.
+const MaxMySQLNameLength = 52
 
 // ChildName is the name of the StatefulSet and of the client Service.
 func (m *MySQL) ChildName() string { return m.Name }

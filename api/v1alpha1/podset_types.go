@@ -32,10 +32,13 @@ type PodSetTemplate struct {
 	// +optional
 	Metadata PodSetTemplateMetadata `json:"metadata,omitempty"`
 
-	// Spec is the spec of every pod. Unlike a Deployment's pods, a PodSet's pods mount no
+	// Spec is the spec of every pod. The pods run until replaced: restartPolicy is Always and no
+	// activeDeadlineSeconds ends them. Unlike a Deployment's pods, a PodSet's pods mount no
 	// ServiceAccount token unless spec.automountServiceAccountToken is true: left unset, it is
 	// false, since most workloads never call the Kubernetes API. A pod that does sets it to true.
 	// +kubebuilder:validation:XValidation:rule="size(self.containers) > 0",message="spec.template.spec.containers must list at least one container"
+	// +kubebuilder:validation:XValidation:rule="!has(self.restartPolicy) || self.restartPolicy == 'Always'",message="spec.template.spec.restartPolicy must be Always: a PodSet's pods run until replaced, and a pod that exits is replaced",fieldPath=".restartPolicy"
+	// +kubebuilder:validation:XValidation:rule="!has(self.activeDeadlineSeconds)",message="spec.template.spec.activeDeadlineSeconds must not be set: a PodSet's pods run until replaced",fieldPath=".activeDeadlineSeconds"
 	// +required
 	Spec corev1.PodSpec `json:"spec"`
 }
@@ -100,13 +103,12 @@ type PodSetStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// PodSet runs a number of bare pods from one template, owned directly by the PodSet. Its name is
-// the value of its pods' app.kubernetes.io/instance label, hence the limit of 63 characters.
+// PodSet runs a number of bare pods from one template, owned directly by the PodSet.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=pset,categories=appkeeper
-// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name of a PodSet must be at most 63 characters: it is the value of its pods' app.kubernetes.io/instance label"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the pods, whose names are their hostnames"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
@@ -130,6 +132,10 @@ type PodSetList struct {
 func init() {
 	SchemeBuilder.Register(&PodSet{}, &PodSetList{})
 }
+
+// MaxPodSetNameLength bounds metadata.name: a pod is named <name>-<ordinal>, and that name is its
+// hostname, which must fit in a DNS label of 63 characters for every ordinal spec.replicas allows.
+const MaxPodSetNameLength = 52
 
 // SelectorLabels select this PodSet's pods and no others.
 func (ps *PodSet) SelectorLabels() map[string]string {

@@ -140,6 +140,7 @@ type WebServerStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ws,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="metadata.name must be a DNS-1035 label of at most 63 characters: it names the Service"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
@@ -165,6 +166,9 @@ type WebServerList struct {
 func init() {
 	SchemeBuilder.Register(&WebServer{}, &WebServerList{})
 }
+
+// MaxWebServerNameLength bounds metadata.name: the Service is named after the WebServer.
+const MaxWebServerNameLength = 63
 
 // ChildName is the name of the Deployment and Service that run this WebServer.
 func (ws *WebServer) ChildName() string { return ws.Name }

@@ -37,15 +37,23 @@ type LocalObjectReference struct {
 }
 
 // WordPressDatabase is the MySQL a WordPress keeps its posts in: one it runs itself, or one that
-// exists already.
+// exists already. Which of the two cannot change after creation, nor can the fields its own MySQL
+// reads only when it first starts.
 // +kubebuilder:validation:XValidation:rule="has(self.mysqlRef) != has(self.mysql)",message="spec.database must set exactly one of mysqlRef and mysql"
+// +kubebuilder:validation:XValidation:rule="has(self.mysql) == has(oldSelf.mysql)",message="spec.database cannot switch between mysqlRef and mysql after creation: the site's MySQL would be orphaned or another taken over"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysql) || !has(oldSelf.mysql) || (has(self.mysql.database) ? self.mysql.database : 'wordpress') == (has(oldSelf.mysql.database) ? oldSelf.mysql.database : 'wordpress')",message="spec.database.mysql.database is immutable: it is created when the server first starts",fieldPath=".mysql.database"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysql) || !has(oldSelf.mysql) || (has(self.mysql.user) ? self.mysql.user : 'wordpress') == (has(oldSelf.mysql.user) ? oldSelf.mysql.user : 'wordpress')",message="spec.database.mysql.user is immutable: it is created when the server first starts",fieldPath=".mysql.user"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysql) || !has(oldSelf.mysql) || has(self.mysql.credentialsSecretRef) == has(oldSelf.mysql.credentialsSecretRef) && (!has(self.mysql.credentialsSecretRef) || self.mysql.credentialsSecretRef == oldSelf.mysql.credentialsSecretRef)",message="spec.database.mysql.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".mysql.credentialsSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysql) || !has(oldSelf.mysql) || has(self.mysql.storage) == has(oldSelf.mysql.storage) && (!has(self.mysql.storage) || self.mysql.storage == oldSelf.mysql.storage)",message="spec.database.mysql.storage is immutable: the data volume is created once",fieldPath=".mysql.storage"
 type WordPressDatabase struct {
-	// MySQLRef names a MySQL in the same namespace. It needs spec.database and spec.user.
+	// MySQLRef names a MySQL in the same namespace. It needs spec.database and spec.user. It may
+	// name another MySQL later, but a WordPress made with mysqlRef cannot switch to mysql.
 	// +optional
 	MySQLRef *LocalObjectReference `json:"mysqlRef,omitempty"`
 
 	// MySQL is the spec of a MySQL the WordPress owns, named <name>-mysql. Its database and user
-	// default to "wordpress".
+	// default to "wordpress". A WordPress made with mysql cannot switch to mysqlRef: its own MySQL
+	// would be left without an owner.
 	// +optional
 	MySQL *MySQLSpec `json:"mysql,omitempty"`
 }
@@ -74,6 +82,7 @@ type WordPressStorage struct {
 
 // WordPressSpec is the WordPress site a user asks for.
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || self.storage.accessModes.exists(m, m == 'ReadWriteMany')",message="spec.storage.accessModes must include ReadWriteMany when spec.replicas is above 1: every replica mounts wp-content"
+// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the volume is created once",fieldPath=".storage"
 type WordPressSpec struct {
 	// Image is the WordPress image.
 	// +kubebuilder:default="wordpress:6.8.3-php8.3-apache"
@@ -96,7 +105,6 @@ type WordPressSpec struct {
 	// Storage keeps wp-content. It cannot change once the volume exists: more than one replica
 	// needs ReadWriteMany from the start.
 	// +kubebuilder:default={}
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage is immutable: the volume is created once"
 	// +optional
 	Storage WordPressStorage `json:"storage,omitempty"`
 
@@ -155,6 +163,7 @@ type WordPressStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=wp,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 46",message="metadata.name must be a DNS-1035 label of at most 46 characters: it names the Service and the site's own MySQL, <name>-mysql"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
@@ -181,6 +190,10 @@ type WordPressList struct {
 func init() {
 	SchemeBuilder.Register(&WordPress{}, &WordPressList{})
 }
+
+// MaxWordPressNameLength bounds metadata.name: the MySQL a WordPress runs is named
+// <name>-mysql, and must itself fit in MaxMySQLNameLength.
+const MaxWordPressNameLength = MaxMySQLNameLength - len("-mysql")
 
 // ChildName is the name of the Deployment and of the Service.
 func (wp *WordPress) ChildName() string { return wp.Name }

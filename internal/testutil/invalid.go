@@ -1,6 +1,11 @@
 package testutil
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
 
 // InvalidSpec is a spec the API server must reject, and a part of the message it must give.
 type InvalidSpec struct {
@@ -32,6 +37,12 @@ var InvalidSpecs = []InvalidSpec{
 	{"podset zero maxUnavailable", "PodSet", podSetSpec(map[string]any{"maxUnavailable": 0}), "spec.maxUnavailable"},
 	{"podset without template", "PodSet", map[string]any{"replicas": 1}, "spec.template"},
 	{"podset template without spec", "PodSet", map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"tier": "web"}}}}, "spec.template.spec"},
+	{"podset template of pods that exit", "PodSet", podSetSpec(map[string]any{"template": map[string]any{"spec": map[string]any{
+		"restartPolicy": "OnFailure", "containers": []any{map[string]any{"name": "main", "image": "busybox:1.36"}},
+	}}}), "spec.template.spec.restartPolicy must be Always"},
+	{"podset template of pods with a deadline", "PodSet", podSetSpec(map[string]any{"template": map[string]any{"spec": map[string]any{
+		"activeDeadlineSeconds": 60, "containers": []any{map[string]any{"name": "main", "image": "busybox:1.36"}},
+	}}}), "spec.template.spec.activeDeadlineSeconds must not be set"},
 	{"podset without containers", "PodSet", map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{}}}},
 		"spec.template.spec.containers must list at least one container"},
 	{"mysql empty image", "MySQL", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
@@ -46,6 +57,20 @@ var InvalidSpecs = []InvalidSpec{
 		"spec.config entries must be single my.cnf option lines, not sections"},
 	{"mysql config line opening a section after spaces", "MySQL", map[string]any{"config": []any{"  [client]"}},
 		"spec.config entries must be single my.cnf option lines, not sections"},
+	{"mysql config line setting port", "MySQL", map[string]any{"config": []any{"max_connections=200", "port=3307"}}, configRefused},
+	{"mysql config line setting port with spaces", "MySQL", map[string]any{"config": []any{"max_connections=200", "  port = 3307"}}, configRefused},
+	{"mysql config line setting loose port", "MySQL", map[string]any{"config": []any{"max_connections=200", "loose_port=3307"}}, configRefused},
+	{"mysql config line setting socket", "MySQL", map[string]any{"config": []any{"max_connections=200", "socket=/tmp/mysql.sock"}}, configRefused},
+	{"mysql config line setting bind-address", "MySQL", map[string]any{"config": []any{"max_connections=200", "bind_address=127.0.0.1"}}, configRefused},
+	{"mysql config line setting bind-address in capitals", "MySQL", map[string]any{"config": []any{"max_connections=200", "Bind-Address=0.0.0.0"}}, configRefused},
+	{"mysql config line setting skip-networking", "MySQL", map[string]any{"config": []any{"max_connections=200", "skip-networking"}}, configRefused},
+	{"mysql config line setting skip_networking=1", "MySQL", map[string]any{"config": []any{"max_connections=200", "skip_networking=1"}}, configRefused},
+	{"mysql config line setting loose-skip-networking", "MySQL", map[string]any{"config": []any{"max_connections=200", "loose-skip-networking"}}, configRefused},
+	{"mysql config line setting datadir", "MySQL", map[string]any{"config": []any{"max_connections=200", "datadir=/tmp"}}, configRefused},
+	{"mysql config line setting user", "MySQL", map[string]any{"config": []any{"max_connections=200", "user=root"}}, configRefused},
+	{"mysql config line setting user without a value", "MySQL", map[string]any{"config": []any{"max_connections=200", "user"}}, configRefused},
+	{"mysql config line setting !include", "MySQL", map[string]any{"config": []any{"max_connections=200", "!include /etc/other.cnf"}}, configRefused},
+	{"mysql config line setting !includedir", "MySQL", map[string]any{"config": []any{"max_connections=200", "  !includedir /etc/mysql/more.d"}}, configRefused},
 	{"mysql zero storage", "MySQL", map[string]any{"storage": map[string]any{"size": "0"}}, "spec.storage.size must be above zero"},
 	{"mysql negative storage", "MySQL", map[string]any{"storage": map[string]any{"size": "-1Gi"}}, "spec.storage.size must be above zero"},
 	{"mysql unknown deletionPolicy", "MySQL", map[string]any{"deletionPolicy": "Keep"}, "spec.deletionPolicy"},
@@ -67,8 +92,69 @@ var InvalidSpecs = []InvalidSpec{
 	{"wordpress inline mysql bad image", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"image": "mysql 8.4"}}}, "spec.database.mysql.image"},
 	{"wordpress inline mysql bad database name", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"database": "wp-db"}}}, "spec.database.mysql.database"},
 	{"wordpress inline mysql user root", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"user": "root"}}}, "spec.database.mysql.user"},
+	{"wordpress inline mysql config line setting port", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"config": []any{"port=3307"}}}},
+		configRefused},
 	{"wordpress inline mysql unknown deletionPolicy", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"deletionPolicy": "Keep"}}},
 		"spec.database.mysql.deletionPolicy"},
+}
+
+// configRefused is the message of a MySQL config line that would break the pod's contract with
+// the operator.
+const configRefused = "spec.config must not set port, socket, bind-address, skip-networking, datadir or user, nor include other files"
+
+// MaxNameLengths is the longest metadata.name of each kind.
+var MaxNameLengths = map[string]int{
+	"WebServer": appsv1alpha1.MaxWebServerNameLength,
+	"Memcached": appsv1alpha1.MaxMemcachedNameLength,
+	"PodSet":    appsv1alpha1.MaxPodSetNameLength,
+	"MySQL":     appsv1alpha1.MaxMySQLNameLength,
+	"WordPress": appsv1alpha1.MaxWordPressNameLength,
+}
+
+// InvalidName is a name the API server must refuse for every kind, whatever the spec.
+type InvalidName struct {
+	Name   string
+	Object func(limit int) string
+}
+
+// InvalidNames are the names no kind accepts: each names a child that cannot carry it.
+var InvalidNames = []InvalidName{
+	{"name one character too long", func(limit int) string { return strings.Repeat("a", limit+1) }},
+	{"name with a dot", func(int) string { return "web.site" }},
+	{"name starting with a digit", func(int) string { return "1web" }},
+}
+
+// InvalidObject is one object the API server must refuse: its kind, name and spec, and a part
+// of the message it must give.
+type InvalidObject struct {
+	Test, Kind, Name string
+	Spec             map[string]any
+	Message          string
+}
+
+// InvalidObjects are the rows of InvalidSpecs, named bad-<row>, then every InvalidNames row for
+// every kind, with a valid spec.
+func InvalidObjects() []InvalidObject {
+	objects := make([]InvalidObject, 0, len(InvalidSpecs)+len(InvalidNames)*len(MaxNameLengths))
+	for i, tt := range InvalidSpecs {
+		objects = append(objects, InvalidObject{tt.Name, tt.Kind, fmt.Sprintf("bad-%d", i), tt.Spec, tt.Message})
+	}
+	for _, kind := range []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress"} {
+		limit := MaxNameLengths[kind]
+		message := fmt.Sprintf("metadata.name must be a DNS-1035 label of at most %d characters", limit)
+		for _, tt := range InvalidNames {
+			objects = append(objects, InvalidObject{kind + " " + tt.Name, kind, tt.Object(limit), ValidSpec(kind), message})
+		}
+	}
+	return objects
+}
+
+// ValidSpec is the smallest spec of kind the API server accepts.
+func ValidSpec(kind string) map[string]any {
+	if kind == "PodSet" {
+		return podSetSpec(nil)
+	}
+	return map[string]any{}
 }
 
 // podSetSpec is a valid PodSet spec with fields replaced by those of with.

@@ -130,11 +130,11 @@ func podReady(pod *corev1.Pod) bool {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t, "invalid")
-	for i, tt := range testutil.InvalidSpecs {
-		t.Run(tt.Name, func(t *testing.T) {
+	for _, tt := range testutil.InvalidObjects() {
+		t.Run(tt.Test, func(t *testing.T) {
 			manifest, err := yaml.Marshal(map[string]any{
 				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
-				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i)},
+				"metadata": map[string]any{"name": tt.Name},
 				"spec":     tt.Spec,
 			})
 			if err != nil {

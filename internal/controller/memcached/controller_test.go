@@ -299,3 +299,8 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "Memcached")
 }
+
+func TestValidUpdatesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "Memcached")
+}

@@ -293,6 +293,16 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQL")
 }
 
+func TestInvalidUpdatesAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQL")
+}
+
+func TestValidUpdatesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "MySQL")
+}
+
 func TestFieldsSetAtFirstStartAreImmutable(t *testing.T) {
 	ns := newNamespace(t)
 	createMySQL(t, ns, nil)

@@ -261,8 +261,18 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		ps := newPodSet(ns, 1, "busybox:1.36")
 		ps.Name = strings.Repeat("a", 64)
 		err := k8s.Create(context.Background(), ps)
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.name of a PodSet must be at most 63 characters") {
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.name must be a DNS-1035 label of at most 52 characters") {
 			t.Errorf("create = %v, want Invalid naming metadata.name", err)
 		}
 	})
+}
+
+func TestInvalidUpdatesAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "PodSet")
+}
+
+func TestValidUpdatesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "PodSet")
 }

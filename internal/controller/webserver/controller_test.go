@@ -223,6 +223,11 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WebServer")
 }
 
+func TestValidUpdatesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "WebServer")
+}
+
 func patchSpec(t *testing.T, ns, patch string) {
 	t.Helper()
 	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}

@@ -268,6 +268,16 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WordPress")
 }
 
+func TestInvalidUpdatesAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "WordPress")
+}
+
+func TestValidUpdatesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "WordPress")
+}
+
 func TestStorageIsImmutable(t *testing.T) {
 	ns := newNamespace(t)
 	createWordPress(t, ns, nil)
@@ -283,7 +293,7 @@ func TestStorageIsImmutable(t *testing.T) {
 	}
 	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns}}
 	err := k8s.Patch(context.Background(), wp, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"database":{"mysql":{"storage":{"size":"50Gi"}}}}}`)))
-	if want := "spec.storage is immutable"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+	if want := "spec.database.mysql.storage is immutable"; !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
 		t.Errorf("patch of the MySQL's storage = %v, want Invalid naming %q", err, want)
 	}
 }

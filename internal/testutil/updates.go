@@ -1,0 +1,84 @@
+package testutil
+
+// Update is a spec of kind the API server accepts at creation, then a JSON merge patch of that
+// spec (nil removes a field) and, when the update must be refused, a part of the message.
+type Update struct {
+	Name    string
+	Kind    string
+	Spec    map[string]any
+	Patch   map[string]any
+	Message string
+}
+
+const (
+	databaseImmutable    = "spec.database is immutable"
+	userImmutable        = "spec.user is immutable"
+	credentialsImmutable = "spec.credentialsSecretRef is immutable"
+	storageImmutable     = "spec.storage is immutable"
+	mysqlSwitchRefused   = "spec.database cannot switch between mysqlRef and mysql after creation"
+)
+
+// inlineMySQL is a WordPress spec, or patch, with the given fields of its own MySQL.
+func inlineMySQL(fields map[string]any) map[string]any {
+	return map[string]any{"database": map[string]any{"mysql": fields}}
+}
+
+// InvalidUpdates are updates the API server must refuse: they change what takes effect only when
+// a server or volume is first made.
+var InvalidUpdates = []Update{
+	{"mysql database added", "MySQL", map[string]any{}, map[string]any{"database": "shop"}, databaseImmutable},
+	{"mysql database changed", "MySQL", map[string]any{"database": "shop"}, map[string]any{"database": "other"}, databaseImmutable},
+	{"mysql database removed", "MySQL", map[string]any{"database": "shop"}, map[string]any{"database": nil}, databaseImmutable},
+	{"mysql user added", "MySQL", map[string]any{}, map[string]any{"user": "shop"}, userImmutable},
+	{"mysql user changed", "MySQL", map[string]any{"user": "shop"}, map[string]any{"user": "other"}, userImmutable},
+	{"mysql user removed", "MySQL", map[string]any{"user": "shop"}, map[string]any{"user": nil}, userImmutable},
+	{"mysql credentialsSecretRef added", "MySQL", map[string]any{},
+		map[string]any{"credentialsSecretRef": map[string]any{"name": "creds"}}, credentialsImmutable},
+	{"mysql credentialsSecretRef changed", "MySQL", map[string]any{"credentialsSecretRef": map[string]any{"name": "creds"}},
+		map[string]any{"credentialsSecretRef": map[string]any{"name": "other"}}, credentialsImmutable},
+	{"mysql credentialsSecretRef removed", "MySQL", map[string]any{"credentialsSecretRef": map[string]any{"name": "creds"}},
+		map[string]any{"credentialsSecretRef": nil}, credentialsImmutable},
+	{"mysql storage grown", "MySQL", map[string]any{}, map[string]any{"storage": map[string]any{"size": "20Gi"}}, storageImmutable},
+	{"mysql storage class added", "MySQL", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
+	{"mysql storage removed, back to the default size", "MySQL", map[string]any{"storage": map[string]any{"size": "20Gi"}},
+		map[string]any{"storage": nil}, storageImmutable},
+	{"mysql config line setting port added", "MySQL", map[string]any{}, map[string]any{"config": []any{"port=3307"}}, configRefused},
+	{"wordpress storage grown", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"size": "5Gi"}}, storageImmutable},
+	{"wordpress storage class added", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
+	{"wordpress storage access modes changed", "WordPress", map[string]any{},
+		map[string]any{"storage": map[string]any{"accessModes": []any{"ReadWriteMany"}}}, storageImmutable},
+	{"wordpress switched from its own MySQL to mysqlRef", "WordPress", map[string]any{},
+		map[string]any{"database": map[string]any{"mysql": nil, "mysqlRef": map[string]any{"name": "db"}}}, mysqlSwitchRefused},
+	{"wordpress switched from mysqlRef to its own MySQL", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}}},
+		map[string]any{"database": map[string]any{"mysqlRef": nil, "mysql": map[string]any{}}}, mysqlSwitchRefused},
+	{"wordpress inline mysql database changed", "WordPress", map[string]any{}, inlineMySQL(map[string]any{"database": "blog"}),
+		"spec.database.mysql.database is immutable"},
+	{"wordpress inline mysql user removed", "WordPress", inlineMySQL(map[string]any{"user": "blog"}), inlineMySQL(map[string]any{"user": nil}),
+		"spec.database.mysql.user is immutable"},
+	{"wordpress inline mysql credentialsSecretRef added", "WordPress", map[string]any{},
+		inlineMySQL(map[string]any{"credentialsSecretRef": map[string]any{"name": "creds"}}), "spec.database.mysql.credentialsSecretRef is immutable"},
+	{"wordpress inline mysql storage grown", "WordPress", map[string]any{}, inlineMySQL(map[string]any{"storage": map[string]any{"size": "50Gi"}}),
+		"spec.database.mysql.storage is immutable"},
+	{"podset template changed to pods that exit", "PodSet", podSetSpec(nil),
+		map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never"}}}, "spec.template.spec.restartPolicy must be Always"},
+}
+
+// ValidUpdates are updates the API server must accept, next to the refused ones.
+var ValidUpdates = []Update{
+	{"webserver image and replicas", "WebServer", map[string]any{}, map[string]any{"image": "nginx:1.27", "replicas": 3}, ""},
+	{"memcached size, image and memory", "Memcached", map[string]any{},
+		map[string]any{"size": 3, "image": "memcached:1.6.39-alpine", "memoryMB": 128}, ""},
+	{"podset image, with restartPolicy Always", "PodSet", podSetSpec(nil), map[string]any{"template": map[string]any{"spec": map[string]any{
+		"restartPolicy": "Always", "containers": []any{map[string]any{"name": "main", "image": "busybox:1.37"}},
+	}}}, ""},
+	{"mysql image, config and deletionPolicy, with fixed fields kept", "MySQL",
+		map[string]any{"database": "shop", "user": "shop", "credentialsSecretRef": map[string]any{"name": "creds"}, "storage": map[string]any{"size": "20Gi"}},
+		map[string]any{"image": "mysql:8.4.7", "deletionPolicy": "Delete", "config": []any{
+			"max_connections=200", "innodb_buffer_pool_size=256M", "character-set-server=utf8mb4", "userstat=1",
+			"port_open_timeout=10", "skip-log-bin", "  log_error_verbosity = 2", "# a comment",
+		}}, ""},
+	{"wordpress image, replicas and the MySQL it refers to", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}}},
+		map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0, "database": map[string]any{"mysqlRef": map[string]any{"name": "other"}}}, ""},
+	{"wordpress inline mysql image and config, and its default database and user named", "WordPress", map[string]any{},
+		inlineMySQL(map[string]any{"image": "mysql:8.4.7", "config": []any{"max_connections=300"}, "database": "wordpress", "user": "wordpress"}), ""},
+}
