@@ -32,6 +32,9 @@ const (
 	// ReasonCredentialsLost: the generated credentials Secret is gone while the data volume
 	// initialized with its passwords remains; new passwords would lock the application out.
 	ReasonCredentialsLost = "CredentialsLost"
+	// ReasonInvalidSpec: the spec asks for something its children cannot do, in a way the API
+	// server's checks cannot see; the children keep their last good spec.
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // Labels put on every child so that each instance has a selector of its own and the operator's

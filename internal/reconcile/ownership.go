@@ -52,6 +52,15 @@ func (e *NameConflictError) Reason() string {
 	return appsv1alpha1.ReasonNameConflict
 }
 
+// InvalidSpecError says that the spec asks for what its children cannot do, in a way admission
+// could not check; the message names the fields.
+type InvalidSpecError struct{ Message string }
+
+func (e *InvalidSpecError) Error() string { return e.Message }
+
+// Reason is the Degraded reason of an InvalidSpecError.
+func (e *InvalidSpecError) Reason() string { return appsv1alpha1.ReasonInvalidSpec }
+
 // ErrorReason is the Degraded reason for an error a pass returned: the reason the error gives
 // itself (a method Reason), or ReconcileFailed.
 func ErrorReason(err error) string {

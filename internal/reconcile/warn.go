@@ -17,6 +17,7 @@ import (
 var needsAPerson = map[string]bool{
 	appsv1alpha1.ReasonNameConflict:    true,
 	appsv1alpha1.ReasonCredentialsLost: true,
+	appsv1alpha1.ReasonInvalidSpec:     true,
 }
 
 // WarnWhenStuck records a Warning Event, and logs the decision, when Degraded turns to a reason

@@ -89,6 +89,13 @@ func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memc
 
 // reconcileStatefulSet applies the StatefulSet; sts receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) error {
+	if problem := resources.MemoryProblem(mc.Spec); problem != "" {
+		// The members keep the last spec that could work.
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, sts); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+		}
+		return &reconcile.InvalidSpecError{Message: problem}
+	}
 	result, before, err := reconcile.Apply(ctx, r.Client, mc, mc.ChildName(),
 		sts, resources.StatefulSet(mc), appsv1ac.ExtractStatefulSet)
 	if err != nil {

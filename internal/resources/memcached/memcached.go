@@ -2,6 +2,8 @@
 package memcached
 
 import (
+	"fmt"
+
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,6 +137,18 @@ func MemoryMB(spec appsv1alpha1.MemcachedSpec) (int64, bool) {
 	// Whole mebibytes first, so that no limit, however large, overflows the multiplication.
 	mb := limit.Value() / (1 << 20) * memoryHeadroomPercent / 100
 	return max(mb, appsv1alpha1.MinMemcachedMemoryMB), true
+}
+
+// MemoryProblem says why spec.memoryMB cannot work with the container's memory limit, or is empty:
+// memcached grows to memoryMB as the cache fills, and the kubelet kills a container that passes its
+// limit. The API server cannot check it: a rule that reads resource quantities exceeds its cost budget.
+func MemoryProblem(spec appsv1alpha1.MemcachedSpec) string {
+	limit, ok := spec.Resources.Limits[corev1.ResourceMemory]
+	if spec.MemoryMB == nil || !ok || int64(*spec.MemoryMB)<<20 <= limit.Value() {
+		return ""
+	}
+	return fmt.Sprintf("spec.memoryMB %d is above spec.resources.limits.memory %s: memcached grows to it as the cache fills "+
+		"and would be killed at the limit; lower spec.memoryMB or raise the limit", *spec.MemoryMB, limit.String())
 }
 
 // Service is the desired headless Service of a Memcached: it gives each member a DNS name,

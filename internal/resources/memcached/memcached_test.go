@@ -2,6 +2,7 @@ package memcached
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -237,6 +238,37 @@ func TestService(t *testing.T) {
 			}
 			if svc.Labels[appsv1alpha1.LabelManagedBy] != appsv1alpha1.ManagedByValue {
 				t.Errorf("labels = %v", svc.Labels)
+			}
+		})
+	}
+}
+
+func TestMemoryProblem(t *testing.T) {
+	limit := func(q string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}
+	}
+	tests := []struct {
+		name     string
+		memoryMB *int32
+		res      corev1.ResourceRequirements
+		problem  bool
+	}{
+		{"neither set", nil, corev1.ResourceRequirements{}, false},
+		{"memoryMB without a limit", ptr.To[int32](512), corev1.ResourceRequirements{}, false},
+		{"a limit without memoryMB", nil, limit("256Mi"), false},
+		{"memoryMB below the limit", ptr.To[int32](200), limit("256Mi"), false},
+		{"memoryMB at the limit", ptr.To[int32](256), limit("256Mi"), false},
+		{"memoryMB above the limit", ptr.To[int32](257), limit("256Mi"), true},
+		{"memoryMB above a decimal limit", ptr.To[int32](256), limit("256M"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MemoryProblem(appsv1alpha1.MemcachedSpec{MemoryMB: tt.memoryMB, Resources: tt.res})
+			if (got != "") != tt.problem {
+				t.Errorf("MemoryProblem = %q, want a problem: %v", got, tt.problem)
+			}
+			if got != "" && (!strings.Contains(got, "spec.memoryMB") || !strings.Contains(got, "spec.resources.limits.memory")) {
+				t.Errorf("MemoryProblem = %q, want it to name both fields", got)
 			}
 		})
 	}
