@@ -22,6 +22,9 @@ type NameConflictError struct {
 	Controller string
 	// Owner is the kind and name of the resource that wanted the object.
 	Owner string
+	// Watched is true when the operator's cache holds the object, so that its deletion starts a
+	// pass of Owner at once, with no retry.
+	Watched bool
 }
 
 func (e *NameConflictError) Error() string {
@@ -60,6 +63,33 @@ func (e *InvalidSpecError) Error() string { return e.Message }
 
 // Reason is the Degraded reason of an InvalidSpecError.
 func (e *InvalidSpecError) Reason() string { return appsv1alpha1.ReasonInvalidSpec }
+
+// Retry returns err unless every error it joins is a NameConflictError whose object is Watched:
+// those wait for the object's deletion, which the watches report, and a retry with backoff would
+// only repeat the same reads. An idle operator then runs no pass for a resource that waits.
+func Retry(err error) error {
+	if err == nil || waitsForDeletion(err) {
+		return nil
+	}
+	return err
+}
+
+func waitsForDeletion(err error) bool {
+	switch e := err.(type) {
+	case *NameConflictError:
+		return e.Watched
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if !waitsForDeletion(inner) {
+				return false
+			}
+		}
+		return true
+	case interface{ Unwrap() error }:
+		return waitsForDeletion(e.Unwrap())
+	}
+	return false
+}
 
 // ErrorReason is the Degraded reason for an error a pass returned: the reason the error gives
 // itself (a method Reason), or ReconcileFailed.
@@ -107,7 +137,10 @@ func checkOwnership(c Client, owner, live client.Object, wantLabels map[string]s
 }
 
 func conflict(c Client, owner, live client.Object, controller string) error {
-	return &NameConflictError{Kind: kindOf(c, live), Name: live.GetName(), Controller: controller, Owner: kindOf(c, owner) + " " + owner.GetName()}
+	return &NameConflictError{
+		Kind: kindOf(c, live), Name: live.GetName(), Controller: controller, Owner: kindOf(c, owner) + " " + owner.GetName(),
+		Watched: live.GetLabels()[appsv1alpha1.LabelManagedBy] == appsv1alpha1.ManagedByValue,
+	}
 }
 
 func kindOf(c client.Client, obj client.Object) string {

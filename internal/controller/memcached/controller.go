@@ -66,6 +66,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
+		// A pass waiting for a watched object to go needs no retry.
+		err = reconcile.Retry(err)
 	}()
 
 	return ctrl.Result{}, reconcile.Concurrently(

@@ -85,6 +85,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, m,
 			func(m *appsv1alpha1.MySQL) any { return m.Status }))
+		// A pass waiting for a watched object to go needs no retry.
+		err = reconcile.Retry(err)
 	}()
 
 	if err := r.reconcileCredentials(ctx, m); err != nil {

@@ -63,6 +63,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ps,
 			func(p *appsv1alpha1.PodSet) any { return p.Status }))
+		// A pass waiting for a watched object to go needs no retry.
+		err = reconcile.Retry(err)
 	}()
 
 	p := planPods(ps, hash, pods)

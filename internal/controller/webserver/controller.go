@@ -62,6 +62,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ws,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
+		// A pass waiting for a watched object to go needs no retry.
+		err = reconcile.Retry(err)
 	}()
 
 	return ctrl.Result{}, reconcile.Concurrently(

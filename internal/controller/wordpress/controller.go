@@ -78,6 +78,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, wp,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
+		// A pass waiting for a watched object to go needs no retry.
+		err = reconcile.Retry(err)
 	}()
 
 	if err := r.reconcileDatabase(ctx, wp, &seen); err != nil {

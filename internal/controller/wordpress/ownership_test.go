@@ -34,6 +34,7 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 		t.Errorf("Degraded message %q does not name the Service and the MySQL that controls it", msg)
 	}
 	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
+	passes := testutil.Reconciles(t, "wordpress")
 	testutil.RequireUnchanged(t, "the Service, the MySQL and the WordPress", func() string {
 		svc := get(t, ns, "blog", &corev1.Service{})
 		if !metav1.IsControlledBy(svc, db) {
@@ -42,4 +43,8 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 		return svc.ResourceVersion + "/" + get(t, ns, "blog", &appsv1alpha1.MySQL{}).ResourceVersion + "/" +
 			get(t, ns, "blog", &appsv1alpha1.WordPress{}).ResourceVersion
 	})
+	// The Service's deletion would start a pass: nothing retries in the meantime.
+	if after := testutil.Reconciles(t, "wordpress"); after != passes {
+		t.Errorf("%v WordPress passes while it waited for the Service's name, want none", after-passes)
+	}
 }
