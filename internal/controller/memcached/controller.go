@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -57,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The pods are read even when a step failed, so that a passing error does not empty
 		// status.nodes while the members keep serving.
 		pods, listErr := r.listPods(ctx, mc)
-		mc.Status = computeStatus(mc, observed, pods, errors.Join(err, listErr))
+		mc.Status = computeStatus(mc, observed, pods, listErr, err)
 		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 	}()
@@ -120,11 +119,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-				old, oldIsPod := e.ObjectOld.(*corev1.Pod)
-				updated, updatedIsPod := e.ObjectNew.(*corev1.Pod)
-				return !oldIsPod || !updatedIsPod || memberChanged(old, updated)
-			}})).
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

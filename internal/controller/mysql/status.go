@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -91,7 +92,7 @@ func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
 	case seen.sts.Status.ReadyReplicas < 1:
 		c.Reason, c.Message = appsv1alpha1.ReasonReplicasNotReady, "mysqld is not ready to serve queries"
 	default:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonAsExpected
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		c.Message = fmt.Sprintf("mysqld serves at %s", m.Endpoint())
 	}
 	return c
@@ -103,11 +104,11 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	case seen.refusal != "":
 		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
 	case seen.sts == nil:
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
 	case complete && resources.Image(seen.sts) == m.Spec.Image:
 		c.Reason, c.Message = appsv1alpha1.ReasonRolloutComplete, "the server runs "+m.Spec.Image
 	default:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonRollingOut
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonRollingOut
 		c.Message = "starting the server with " + m.Spec.Image
 	}
 	return c
@@ -117,9 +118,9 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
 	case reconcileErr != nil:
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
 	case seen.refusal != "":
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
 	}
 	return c
 }

@@ -82,7 +82,7 @@ func available(want int32, c counts) reconcile.Condition {
 	case want == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonScaledToZero, "spec.replicas is 0: no pod serves"
 	case c.ready >= want:
-		cond.Status, cond.Reason = true, appsv1alpha1.ReasonAsExpected
+		cond.Status, cond.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
 	case c.replicas == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonCreating, "no pod exists yet"
@@ -94,10 +94,10 @@ func available(want int32, c counts) reconcile.Condition {
 }
 
 func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Condition {
-	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: true}
+	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionTrue}
 	switch {
 	case complete:
-		cond.Status, cond.Reason = false, appsv1alpha1.ReasonRolloutComplete
+		cond.Status, cond.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete
 		cond.Message = fmt.Sprintf("%d pods ready, all from the current template", want)
 	case c.replicas == 0:
 		cond.Reason = appsv1alpha1.ReasonCreating
@@ -115,7 +115,7 @@ func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Cond
 func degraded(reconcileErr error) reconcile.Condition {
 	cond := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if reconcileErr != nil {
-		cond.Status, cond.Reason, cond.Message = true, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
 	}
 	return cond
 }

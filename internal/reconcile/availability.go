@@ -1,0 +1,36 @@
+package reconcile
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+// StartingPods counts the pods that joined after the application last became Available and are
+// not ready yet: capacity being added (a scale up, the surge of a rollout), not capacity lost. A
+// pod that served when the application became Available and stopped is not counted, so losing it
+// still counts against availability. Without a True Available condition nothing is starting in
+// this sense, and the plain minimum applies.
+func StartingPods(conditions []metav1.Condition, pods []corev1.Pod) int32 {
+	available := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionAvailable)
+	if available == nil || available.Status != metav1.ConditionTrue {
+		return 0
+	}
+	var n int32
+	for i := range pods {
+		pod := &pods[i]
+		if pod.DeletionTimestamp == nil && !PodReady(pod) && !pod.CreationTimestamp.Before(&available.LastTransitionTime) {
+			n++
+		}
+	}
+	return n
+}
+
+// ServesMinimum tells whether an application with available replicas serves at least minimum, its
+// minimum availability; starting (StartingPods) is the capacity being added, which a scale up does
+// not lose. At least one replica must serve for the application to be Available at all.
+func ServesMinimum(available, starting, minimum int32) bool {
+	return available >= minimum || available > 0 && available+starting >= minimum
+}
