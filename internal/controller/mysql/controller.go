@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,8 @@ type Reconciler struct {
 	// APIReader reads Secrets the cache does not hold: the ones users reference.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+
+	wedged reconcile.WedgedDeletions
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
@@ -42,12 +45,18 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=services;configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // observed is what a pass saw of the children, for the status.
 type observed struct {
 	sts   *appsv1.StatefulSet
 	claim *corev1.PersistentVolumeClaim
+	// claimErr is why the data PVC could not be read.
+	claimErr error
+	// pods are the server's pods, or podsErr why they could not be read.
+	pods    []corev1.Pod
+	podsErr error
 	// refusal explains why the spec's image was not rolled out, or is empty.
 	refusal string
 }
@@ -67,11 +76,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		if seen.claim == nil {
-			seen.claim = r.claim(ctx, m)
+			seen.claim, seen.claimErr = r.claim(ctx, m)
 		}
+		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 		m.Status = computeStatus(m, seen, err)
 		r.recordTransitions(original, m)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, m,
+		// A failed read leaves its conditions Unknown and is retried like any other error.
+		err = errors.Join(err, seen.claimErr, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, m,
 			func(m *appsv1alpha1.MySQL) any { return m.Status }))
 	}()
 
@@ -87,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("get StatefulSet of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	seen.claim = r.claim(ctx, m)
+	seen.claim, seen.claimErr = r.claim(ctx, m)
 	// The data volume remembers the newest server that ran on it, so that a MySQL re-created on a
 	// kept volume is held to it too.
 	if seen.refusal = downgradeRefusal(newestImage(resources.Image(seen.sts), dataImage(seen.claim)), m.Spec.Image); seen.refusal != "" {
@@ -101,7 +112,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.reconcileStatefulSet(ctx, m, &seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.recordDataImage(ctx, m, seen)
+	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: recheck}, r.recordDataImage(ctx, m, seen)
 }
 
 // recordDataImage writes on the data volume the image of a server that has completed its rollout
@@ -196,13 +211,34 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.M
 	return nil
 }
 
-// claim is the data PVC as the cache has it, or nil.
-func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) *corev1.PersistentVolumeClaim {
+// claim is the data PVC as the cache has it, or nil when it does not exist.
+func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) (*corev1.PersistentVolumeClaim, error) {
 	pvc := &corev1.PersistentVolumeClaim{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}, pvc); err != nil {
-		return nil
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}, pvc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("data volume claim of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return pvc
+	return pvc, nil
+}
+
+// replaceWedgedServer deletes the server's pod when it runs an older revision and cannot become
+// Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
+// spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
+func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet) (recheck time.Duration, err error) {
+	pods, err := reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	if err != nil {
+		return 0, fmt.Errorf("pods of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	wedged, recheck := reconcile.WedgedMembers(sts, pods, time.Now())
+	for _, pod := range wedged {
+		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
+			return 0, fmt.Errorf("MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		}
+	}
+	return recheck, nil
 }
 
 // recordTransitions emits Upgraded when a rollout has just completed, and a warning when a
@@ -239,6 +275,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.ConfigMap{}).
 		Watches(&corev1.Secret{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
 		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
+		// The StatefulSet owns the server's pod; its labels link it, for Degraded and for
+		// replacing a pod an older spec left broken.
+		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

@@ -82,6 +82,8 @@ func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
 	switch {
 	case seen.sts == nil:
 		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+	case seen.claimErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, appsv1alpha1.ReasonReadFailed, seen.claimErr.Error()
 	case seen.claim == nil || seen.claim.Status.Phase != corev1.ClaimBound:
 		phase := "missing"
 		if seen.claim != nil {
@@ -114,6 +116,8 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	return c
 }
 
+// degraded is True when the pass failed, a downgrade was refused or the server's pod cannot run
+// (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
@@ -121,6 +125,8 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonReconcileFailed, reconcileErr.Error()
 	case seen.refusal != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+	default:
+		return reconcile.PodsDegraded(seen.pods, seen.podsErr)
 	}
 	return c
 }
