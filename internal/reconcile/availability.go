@@ -8,24 +8,29 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 )
 
-// StartingPods counts the pods that joined after the application last became Available and are
-// not ready yet: capacity being added (a scale up, the surge of a rollout), not capacity lost. A
-// pod that served when the application became Available and stopped is not counted, so losing it
-// still counts against availability. Without a True Available condition nothing is starting in
-// this sense, and the plain minimum applies.
-func StartingPods(conditions []metav1.Condition, pods []corev1.Pod) int32 {
+// StartingPods counts the pods of an application that wants replicas pods which are being added:
+// those not created yet and those that joined after the application last became Available and
+// are not ready yet (a scale up, the surge of a rollout, a replacement). A pod that served when the
+// application became Available and stopped is not counted, so losing it still counts against
+// availability. Without a True Available condition nothing is starting in this sense, and the
+// plain minimum applies.
+func StartingPods(conditions []metav1.Condition, pods []corev1.Pod, replicas int32) int32 {
 	available := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionAvailable)
 	if available == nil || available.Status != metav1.ConditionTrue {
 		return 0
 	}
-	var n int32
+	var starting, existing int32
 	for i := range pods {
 		pod := &pods[i]
-		if pod.DeletionTimestamp == nil && !PodReady(pod) && !pod.CreationTimestamp.Before(&available.LastTransitionTime) {
-			n++
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		existing++
+		if !PodReady(pod) && !pod.CreationTimestamp.Before(&available.LastTransitionTime) {
+			starting++
 		}
 	}
-	return n
+	return starting + max(0, replicas-existing)
 }
 
 // ServesMinimum tells whether an application with available replicas serves at least minimum, its

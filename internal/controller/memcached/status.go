@@ -40,7 +40,7 @@ func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []c
 		status.Nodes = ready[:min(len(ready), appsv1alpha1.MaxMemcachedSize)]
 	}
 	complete := rolloutComplete(mc, sts)
-	availableCondition := available(mc, sts, status.ReadyReplicas, reconcile.StartingPods(mc.Status.Conditions, memberPods))
+	availableCondition := available(mc, sts, status.ReadyReplicas, reconcile.StartingPods(mc.Status.Conditions, memberPods, mc.DesiredSize()))
 	if podsErr != nil && sts != nil && mc.DesiredSize() > 0 {
 		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
 			Reason: appsv1alpha1.ReasonReadFailed, Message: "the members could not be read: " + podsErr.Error()}

@@ -29,7 +29,7 @@ func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, pods []co
 		status.Image = ws.Spec.Image
 	}
 	reconcile.SetConditions(&status.Conditions, ws.Generation,
-		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods), reconcileErr),
+		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
 		reconcile.DeploymentProgressing(dep, want, complete, reconcileErr),
 		reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr))
 	return status

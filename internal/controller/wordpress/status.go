@@ -51,7 +51,7 @@ func computeStatus(wp *appsv1alpha1.WordPress, seen observed, reconcileErr error
 	} else if seen.db != nil {
 		dbReady.Message = fmt.Sprintf("MySQL %s is Available at %s", seen.db.Name, seen.db.Status.Endpoint)
 	}
-	available := reconcile.DeploymentAvailable(seen.dep, want, reconcile.StartingPods(wp.Status.Conditions, seen.pods), reconcileErr)
+	available := reconcile.DeploymentAvailable(seen.dep, want, reconcile.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
 	progressing := reconcile.DeploymentProgressing(seen.dep, want, complete, reconcileErr)
 	degraded := reconcile.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr)
 	if seen.dep == nil && seen.dbProblem != "" {
