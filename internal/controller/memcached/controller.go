@@ -90,7 +90,7 @@ func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.M
 		return recheck, nil
 	}
 	if err := r.wedged.Delete(ctx, r.Client, r.Recorder, mc, wedged[0]); err != nil {
-		return 0, fmt.Errorf("Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+		return 0, fmt.Errorf("member of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
 	return recheck, nil
 }
