@@ -26,7 +26,9 @@ func StartingPods(conditions []metav1.Condition, pods []corev1.Pod, replicas int
 			continue
 		}
 		existing++
-		if !PodReady(pod) && !pod.CreationTimestamp.Before(&available.LastTransitionTime) {
+		// Timestamps have whole seconds: a pod created in the second the application became
+		// Available may have served then, so only a later one counts as added.
+		if !PodReady(pod) && pod.CreationTimestamp.After(available.LastTransitionTime.Time) {
 			starting++
 		}
 	}

@@ -38,8 +38,10 @@ func WedgedMembers(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time) (w
 	for i := range pods {
 		pod := &pods[i]
 		owner := metav1.GetControllerOf(pod)
+		// A member without a revision label is of no known revision: it is left alone.
+		revision := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
 		if owner == nil || owner.UID != sts.UID || pod.DeletionTimestamp != nil || PodReady(pod) ||
-			pod.Labels[appsv1.ControllerRevisionHashLabelKey] == sts.Status.UpdateRevision {
+			revision == "" || revision == sts.Status.UpdateRevision {
 			continue
 		}
 		if FindPodProblem(pod) != nil {

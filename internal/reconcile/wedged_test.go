@@ -57,6 +57,7 @@ func TestWedgedMembers(t *testing.T) {
 		{"a StatefulSet its controller has not observed yet", &appsv1.StatefulSet{
 			ObjectMeta: metav1.ObjectMeta{UID: "sts", Generation: 4}, Status: sts.Status,
 		}, []corev1.Pod{member("db-0", "db-old", false, time.Hour, crashing)}, nil, 0},
+		{"no revision label: no known revision", sts, []corev1.Pod{member("db-0", "", false, time.Hour, crashing)}, nil, 0},
 		{"no StatefulSet", nil, []corev1.Pod{member("db-0", "db-old", false, time.Hour, crashing)}, nil, 0},
 	}
 	for _, tt := range tests {
