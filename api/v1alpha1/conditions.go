@@ -11,6 +11,37 @@ const (
 	ConditionDegraded = "Degraded"
 )
 
+// A condition the operator cannot decide, because a read of a child or of the pods failed, is
+// Unknown with ReasonReadFailed: a failed read is no evidence either way.
+const ReasonReadFailed = "ReadFailed"
+
+// Reasons of a Degraded condition that a pod calls for. They are the scheduler's and the kubelet's
+// own reasons, passed on verbatim; the message names the pod and the container, then repeats the
+// kubelet's or scheduler's message, e.g. "pod web-7d9c-x2x: container nginx: ImagePullBackOff:
+// Back-off pulling image ...". When several pods fail, the first by name speaks and the message
+// counts the others.
+const (
+	// ReasonUnschedulable: no node can take the pod (resources, selectors, taints, volumes).
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonCrashLoopBackOff: a container keeps exiting; the kubelet restarts it with a back-off.
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+	// ReasonImagePullBackOff and ReasonErrImagePull: the image cannot be pulled (wrong name or
+	// tag, missing credentials, registry unreachable).
+	ReasonImagePullBackOff = "ImagePullBackOff"
+	ReasonErrImagePull     = "ErrImagePull"
+	// ReasonErrImageNeverPull: the pull policy is Never and the node lacks the image.
+	ReasonErrImageNeverPull = "ErrImageNeverPull"
+	// ReasonInvalidImageName: spec.image is not a valid image reference.
+	ReasonInvalidImageName = "InvalidImageName"
+	// ReasonCreateContainerConfigError: the container cannot be configured, e.g. a Secret or
+	// ConfigMap key it reads is missing.
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonCreateContainerError and ReasonRunContainerError: the runtime refuses to create or
+	// start the container.
+	ReasonCreateContainerError = "CreateContainerError"
+	ReasonRunContainerError    = "RunContainerError"
+)
+
 // Condition reasons shared by every kind.
 const (
 	ReasonAsExpected        = "AsExpected"
@@ -58,4 +89,7 @@ const (
 	// of the same reason appears.
 	EventNameConflict    = ReasonNameConflict
 	EventCredentialsLost = ReasonCredentialsLost
+	// EventWedgedPodDeleted: a StatefulSet member of an older revision that is not Ready was
+	// deleted so that the StatefulSet recreates it from the current spec.
+	EventWedgedPodDeleted = "WedgedPodDeleted"
 )

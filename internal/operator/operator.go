@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -98,9 +97,9 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&appsv1.Deployment{}:  managed,
 		&appsv1.StatefulSet{}: managed,
 		&corev1.Service{}:     managed,
-		// Memcached lists its member pods for status.nodes and PodSet owns bare pods; no other kind
-		// reads pods, so theirs (a WebServer's, say) are not held at all.
-		&corev1.Pod{}: {Label: podReaders, Transform: podMetadataAndStatus},
+		// Every kind reads its pods' status: what keeps them from running, for Degraded. Pods of
+		// other applications are not held at all.
+		&corev1.Pod{}: {Label: managed.Label, Transform: podMetadataAndStatus},
 		// Only the Secrets appkeeper generates: a Secret a user references is read from the API
 		// server when needed, so the operator holds no copy of the cluster's other secrets.
 		&corev1.Secret{}:                managed,
@@ -108,15 +107,6 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&corev1.PersistentVolumeClaim{}: managed,
 	}
 }
-
-// podReaders selects the pods of the kinds that read their pods.
-var podReaders = func() labels.Selector {
-	managedBy, err := labels.NewRequirement(appsv1alpha1.LabelManagedBy, selection.Equals, []string{appsv1alpha1.ManagedByValue})
-	utilruntime.Must(err)
-	name, err := labels.NewRequirement(appsv1alpha1.LabelName, selection.In, []string{appsv1alpha1.MemcachedAppName, "podset"})
-	utilruntime.Must(err)
-	return labels.NewSelector().Add(*managedBy, *name)
-}()
 
 // podMetadataAndStatus keeps of a cached pod its metadata and status and only the node of its
 // spec: the controllers judge pods by labels, annotations, owners and status, and the spec (its

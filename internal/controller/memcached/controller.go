@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -28,6 +29,8 @@ import (
 type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
+
+	wedged reconcile.WedgedDeletions
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds,verbs=get;list;watch
@@ -39,7 +42,7 @@ type Reconciler struct {
 // replaced whole.
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the Memcached's children and writes its status once.
@@ -62,7 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The pods are read even when a step failed, so that a passing error does not empty
 		// status.nodes while the members keep serving.
 		pods, listErr := r.listPods(ctx, mc)
-		mc.Status = computeStatus(mc, observed, pods, errors.Join(err, listErr))
+		mc.Status = computeStatus(mc, observed, pods, listErr, err)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
@@ -70,10 +73,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		err = reconcile.Retry(err)
 	}()
 
-	return ctrl.Result{}, reconcile.Concurrently(
+	if err := reconcile.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, mc, sts) },
 		func() error { return r.reconcileService(ctx, mc) },
-	)
+	); err != nil {
+		return ctrl.Result{}, err
+	}
+	recheck, err := r.replaceWedgedMember(ctx, mc, sts)
+	return ctrl.Result{RequeueAfter: recheck}, err
+}
+
+// replaceWedgedMember deletes one member that runs an older revision and cannot become Ready: the
+// StatefulSet would wait for it forever, so a broken image or flags, once fixed in the spec, would
+// never roll out. One member at a time, and only while every other member exists and none is
+// terminating. recheck is when a member still in its grace should be looked at again.
+func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) (recheck time.Duration, err error) {
+	pods, err := r.listPods(ctx, mc)
+	if err != nil {
+		return 0, err
+	}
+	memberPods := members(mc, sts, pods)
+	wedged, recheck := reconcile.WedgedMembers(sts, memberPods, time.Now())
+	if len(wedged) == 0 || sts.Spec.Replicas == nil || len(memberPods) < int(*sts.Spec.Replicas) || anyTerminating(sts, pods) {
+		return recheck, nil
+	}
+	if err := r.wedged.Delete(ctx, r.Client, r.Recorder, mc, wedged[0]); err != nil {
+		return 0, fmt.Errorf("member of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+	}
+	return recheck, nil
+}
+
+// anyTerminating tells whether a pod of the StatefulSet is being deleted.
+func anyTerminating(sts *appsv1.StatefulSet, pods []corev1.Pod) bool {
+	for i := range pods {
+		if metav1.IsControlledBy(&pods[i], sts) && pods[i].DeletionTimestamp != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
@@ -139,11 +176,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
-			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-				old, oldIsPod := e.ObjectOld.(*corev1.Pod)
-				updated, updatedIsPod := e.ObjectNew.(*corev1.Pod)
-				return !oldIsPod || !updatedIsPod || memberChanged(old, updated)
-			}})).
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

@@ -2,7 +2,6 @@ package memcached
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
@@ -19,9 +17,10 @@ import (
 )
 
 // computeStatus derives the status of mc from its StatefulSet as last observed (nil when it does
-// not exist yet), from the pods that carry its selector labels and from the error of the current
-// pass, if any.
-func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod, reconcileErr error) appsv1alpha1.MemcachedStatus {
+// not exist yet), from the pods that carry its selector labels (or podsErr, why they could not be
+// read) and from the error of the current pass, if any. Pods that could not be read leave the
+// members last reported in place and Available and Degraded Unknown.
+func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.MemcachedStatus {
 	status := *mc.Status.DeepCopy()
 	status.ObservedGeneration = mc.Generation
 	status.Selector = labels.SelectorFromSet(mc.SelectorLabels()).String()
@@ -30,19 +29,35 @@ func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []c
 		status.Size = sts.Status.Replicas
 	}
 	memberPods := members(mc, sts, pods)
-	var ready []string
-	for i := range memberPods {
-		if podReady(&memberPods[i]) {
-			ready = append(ready, memberPods[i].Name)
+	if podsErr == nil {
+		var ready []string
+		for i := range memberPods {
+			if reconcile.PodReady(&memberPods[i]) {
+				ready = append(ready, memberPods[i].Name)
+			}
 		}
+		status.ReadyReplicas = int32(len(ready))
+		status.Nodes = ready[:min(len(ready), appsv1alpha1.MaxMemcachedSize)]
 	}
-	status.ReadyReplicas = int32(len(ready))
-	status.Nodes = ready[:min(len(ready), appsv1alpha1.MaxMemcachedSize)]
 	complete := rolloutComplete(mc, sts)
+	availableCondition := available(mc, sts, status.ReadyReplicas, reconcile.StartingPods(mc.Status.Conditions, memberPods, mc.DesiredSize()))
+	if podsErr != nil && sts != nil && mc.DesiredSize() > 0 {
+		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
+			Reason: appsv1alpha1.ReasonReadFailed, Message: "the members could not be read: " + podsErr.Error()}
+	}
+	progressingCondition := progressing(mc, sts, complete)
+	if sts == nil && reconcileErr != nil {
+		// The pass failed before it saw the StatefulSet: whether it exists, and how it runs, is unknown.
+		unobserved := "the StatefulSet could not be observed: " + reconcileErr.Error()
+		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
+			Reason: appsv1alpha1.ReasonReadFailed, Message: unobserved}
+		progressingCondition = reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionUnknown,
+			Reason: appsv1alpha1.ReasonReadFailed, Message: unobserved}
+	}
 	reconcile.SetConditions(&status.Conditions, mc.Generation,
-		available(mc, sts, len(ready)),
-		progressing(mc, sts, complete),
-		degraded(memberPods, reconcileErr))
+		availableCondition,
+		progressingCondition,
+		degraded(memberPods, podsErr, reconcileErr))
 	return status
 }
 
@@ -81,31 +96,6 @@ func ordinal(mc *appsv1alpha1.Memcached, name string) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
-// memberChanged tells whether an update of a pod can change the status: it reads of a pod only its
-// labels, owner, deletion, readiness and problem. A pod's other updates start no reconcile.
-func memberChanged(old, updated *corev1.Pod) bool {
-	return podReady(old) != podReady(updated) || podProblem(old) != podProblem(updated) ||
-		!maps.Equal(old.Labels, updated.Labels) ||
-		controllerUID(old) != controllerUID(updated) ||
-		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero()
-}
-
-func controllerUID(pod *corev1.Pod) types.UID {
-	if owner := metav1.GetControllerOf(pod); owner != nil {
-		return owner.UID
-	}
-	return ""
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // templateCurrent is true when the StatefulSet's pod template runs the image and the flags of the
 // current spec; an apply in this pass changes it only after the status is computed.
 func templateCurrent(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
@@ -130,20 +120,28 @@ func rolloutComplete(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
 		s.CurrentRevision == s.UpdateRevision
 }
 
-func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready int) reconcile.Condition {
-	want := int(mc.DesiredSize())
+// available is the Available condition of a Memcached with ready members. The StatefulSet
+// replaces members one at a time, so during a rollout one member may be down: the cache stays
+// Available while size − 1 members serve. Members a scale up adds (starting) are not counted as
+// missing while the members that served still do. Otherwise every member must serve.
+func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready, starting int32) reconcile.Condition {
+	want := mc.DesiredSize()
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+	minimum := want
+	if sts != nil && want > 1 && (!templateCurrent(mc, sts) || sts.Status.CurrentRevision != sts.Status.UpdateRevision) {
+		minimum = want - 1
+	}
 	switch {
 	case want == 0:
 		c.Reason, c.Message = appsv1alpha1.ReasonScaledToZero, "spec.size is 0: no member runs, so the cache serves nothing"
 	case sts == nil:
 		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
-	case ready >= want:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonAsExpected
+	case reconcile.ServesMinimum(ready, starting, minimum):
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		c.Message = fmt.Sprintf("%d of %d members ready", ready, want)
 	default:
 		c.Reason = appsv1alpha1.ReasonReplicasNotReady
-		c.Message = fmt.Sprintf("%d of %d members ready", ready, want)
+		c.Message = fmt.Sprintf("%d of %d members ready, %d needed", ready, want, minimum)
 	}
 	return c
 }
@@ -156,53 +154,24 @@ func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete b
 		c.Reason = appsv1alpha1.ReasonRolloutComplete
 		c.Message = fmt.Sprintf("%d members run %s", want, mc.Spec.Image)
 	case sts == nil:
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
 	case !templateCurrent(mc, sts) || sts.Status.UpdatedReplicas < sts.Status.Replicas ||
 		sts.Status.CurrentRevision != sts.Status.UpdateRevision:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonRollingOut
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonRollingOut
 		c.Message = fmt.Sprintf("rolling out %s: %d of %d members updated", mc.Spec.Image, sts.Status.UpdatedReplicas, want)
 	default:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonScaling
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonScaling
 		c.Message = fmt.Sprintf("scaling to %d members: %d available", want, sts.Status.AvailableReplicas)
 	}
 	return c
 }
 
-// degraded is True when the pass failed or a member cannot start without help: it cannot be
-// scheduled, or its container cannot be pulled or keeps crashing.
-func degraded(memberPods []corev1.Pod, reconcileErr error) reconcile.Condition {
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+// degraded is True when the pass failed or a member cannot run without help (PodsDegraded), and
+// Unknown when the members could not be read.
+func degraded(memberPods []corev1.Pod, podsErr, reconcileErr error) reconcile.Condition {
 	if reconcileErr != nil {
-		c.Status, c.Reason, c.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
-		return c
+		return reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
+			Reason: reconcile.ErrorReason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	var failing []string
-	for i := range memberPods {
-		if problem := podProblem(&memberPods[i]); problem != "" {
-			failing = append(failing, memberPods[i].Name+": "+problem)
-		}
-	}
-	if len(failing) > 0 {
-		c.Status, c.Reason = true, appsv1alpha1.ReasonReplicaFailure
-		c.Message = fmt.Sprintf("%d members cannot run; %s", len(failing), failing[0])
-	}
-	return c
-}
-
-// stuckReasons are the waiting reasons of a container that will not start by waiting longer.
-var stuckReasons = []string{"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError"}
-
-// podProblem describes why a pod cannot run without help, or is empty.
-func podProblem(pod *corev1.Pod) string {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return "unschedulable: " + c.Message
-		}
-	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && slices.Contains(stuckReasons, w.Reason) {
-			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
-		}
-	}
-	return ""
+	return reconcile.PodsDegraded(memberPods, podsErr)
 }

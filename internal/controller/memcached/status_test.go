@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
 )
 
@@ -87,7 +89,7 @@ func reversed(pods []corev1.Pod) []corev1.Pod {
 
 func TestComputeStatus(t *testing.T) {
 	type want struct {
-		available, progressing, degraded string // reasons; prefix "+" means status True
+		available, progressing, degraded string // reasons; prefix "+" means status True, "?" Unknown
 		size, ready                      int32
 		nodes                            []string
 	}
@@ -116,8 +118,8 @@ func TestComputeStatus(t *testing.T) {
 				"cache-0", "cache-1", "cache-2", "cache-3", "cache-4", "cache-5", "cache-6", "cache-7", "cache-8", "cache-9", "cache-10", "cache-11"}}},
 		{"new image not yet in the statefulset", 3, statefulSet("memcached:1.6.37", 3, 3, 3, 3), readyPods(3), nil,
 			want{"+AsExpected", "+RollingOut", "AsExpected", 3, 3, []string{"cache-0", "cache-1", "cache-2"}}},
-		{"rolling out", 3, statefulSet(image, 3, 3, 1, 2), []corev1.Pod{pod(0, true), pod(1, true), pod(2, false)}, nil,
-			want{"ReplicasNotReady", "+RollingOut", "AsExpected", 3, 2, []string{"cache-0", "cache-1"}}},
+		{"rolling out one member at a time keeps it Available", 3, statefulSet(image, 3, 3, 1, 2), []corev1.Pod{pod(0, true), pod(1, true), pod(2, false)}, nil,
+			want{"+AsExpected", "+RollingOut", "AsExpected", 3, 2, []string{"cache-0", "cache-1"}}},
 		{"scaled to zero", 0, statefulSet(image, 0, 0, 0, 0), nil, nil,
 			want{"ScaledToZero", "RolloutComplete", "AsExpected", 0, 0, nil}},
 		{"scaling to zero while members stop", 0, statefulSet(image, 3, 3, 3, 3), readyPods(3), nil,
@@ -131,17 +133,17 @@ func TestComputeStatus(t *testing.T) {
 		}, nil,
 			want{"ReplicasNotReady", "RolloutComplete", "AsExpected", 2, 1, []string{"cache-0"}}},
 		{"crashing member", 2, statefulSet(image, 2, 2, 2, 1), []corev1.Pod{pod(0, true), pod(1, false, crashing)}, nil,
-			want{"ReplicasNotReady", "+Scaling", "+ReplicaFailure", 2, 1, []string{"cache-0"}}},
+			want{"ReplicasNotReady", "+Scaling", "+CrashLoopBackOff", 2, 1, []string{"cache-0"}}},
 		{"unschedulable member", 2, statefulSet(image, 2, 2, 2, 1), []corev1.Pod{pod(0, true), pod(1, false, func(p *corev1.Pod) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
 		})}, nil,
-			want{"ReplicasNotReady", "+Scaling", "+ReplicaFailure", 2, 1, []string{"cache-0"}}},
-		{"apply failed", 3, nil, nil, errors.New("forbidden"),
-			want{"Creating", "+Creating", "+ReconcileFailed", 0, 0, nil}},
+			want{"ReplicasNotReady", "+Scaling", "+Unschedulable", 2, 1, []string{"cache-0"}}},
+		{"apply failed, StatefulSet unobserved", 3, nil, nil, errors.New("forbidden"),
+			want{"?ReadFailed", "?ReadFailed", "+ReconcileFailed", 0, 0, nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := computeStatus(newMemcached(tt.size), tt.sts, tt.pods, tt.err)
+			got := computeStatus(newMemcached(tt.size), tt.sts, tt.pods, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Size != tt.want.size || got.ReadyReplicas != tt.want.ready || !slices.Equal(got.Nodes, tt.want.nodes) {
 				t.Errorf("observedGeneration/size/ready/nodes = %d/%d/%d/%q, want 7/%d/%d/%q",
 					got.ObservedGeneration, got.Size, got.ReadyReplicas, got.Nodes, tt.want.size, tt.want.ready, tt.want.nodes)
@@ -156,8 +158,11 @@ func TestComputeStatus(t *testing.T) {
 			} {
 				c := meta.FindStatusCondition(got.Conditions, condType)
 				wantStatus := metav1.ConditionFalse
-				if reason[0] == '+' {
+				switch reason[0] {
+				case '+':
 					wantStatus, reason = metav1.ConditionTrue, reason[1:]
+				case '?':
+					wantStatus, reason = metav1.ConditionUnknown, reason[1:]
 				}
 				if c == nil || c.Status != wantStatus || c.Reason != reason || c.ObservedGeneration != 7 {
 					t.Errorf("%s = %+v, want %s/%s", condType, c, wantStatus, reason)
@@ -170,14 +175,14 @@ func TestComputeStatus(t *testing.T) {
 func TestNodesAreBounded(t *testing.T) {
 	mc := newMemcached(appsv1alpha1.MaxMemcachedSize)
 	pods := readyPods(appsv1alpha1.MaxMemcachedSize + 10)
-	got := computeStatus(mc, statefulSet(image, 256, 266, 266, 266), pods, nil)
+	got := computeStatus(mc, statefulSet(image, 256, 266, 266, 266), pods, nil, nil)
 	if len(got.Nodes) != appsv1alpha1.MaxMemcachedSize || got.ReadyReplicas != 266 {
 		t.Errorf("%d nodes, %d ready; want %d nodes, 266 ready", len(got.Nodes), got.ReadyReplicas, appsv1alpha1.MaxMemcachedSize)
 	}
 }
 
 func TestScaledToZeroExplainsWhy(t *testing.T) {
-	got := computeStatus(newMemcached(0), statefulSet(image, 0, 0, 0, 0), nil, nil)
+	got := computeStatus(newMemcached(0), statefulSet(image, 0, 0, 0, 0), nil, nil, nil)
 	c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable)
 	if c.Message == "" || c.Reason != appsv1alpha1.ReasonScaledToZero {
 		t.Errorf("Available = %+v", c)
@@ -187,8 +192,8 @@ func TestScaledToZeroExplainsWhy(t *testing.T) {
 func TestComputeStatusIsStable(t *testing.T) {
 	mc := newMemcached(2)
 	sts := statefulSet(image, 2, 2, 2, 2)
-	mc.Status = computeStatus(mc, sts, readyPods(2), nil)
-	again := computeStatus(mc, sts, reversed(readyPods(2)), nil)
+	mc.Status = computeStatus(mc, sts, readyPods(2), nil, nil)
+	again := computeStatus(mc, sts, reversed(readyPods(2)), nil, nil)
 	if !equality.Semantic.DeepEqual(mc.Status, again) {
 		t.Errorf("a second pass over the same observation changed the status:\n%+v\n%+v", mc.Status, again)
 	}
@@ -218,9 +223,46 @@ func TestMemberChanged(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := pod(0, true)
-			if got := memberChanged(&old, &tc.updated); got != tc.want {
-				t.Errorf("memberChanged = %v, want %v", got, tc.want)
+			if got := reconcile.PodStatusChanged(&old, &tc.updated); got != tc.want {
+				t.Errorf("PodStatusChanged = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestUnreadablePodsKeepTheMembers feeds a failed read of the pods: the members last reported stay,
+// and what only the pods can tell is Unknown rather than a confident False.
+func TestUnreadablePodsKeepTheMembers(t *testing.T) {
+	mc := newMemcached(3)
+	sts := statefulSet(image, 3, 3, 3, 3)
+	mc.Status = computeStatus(mc, sts, readyPods(3), nil, nil)
+	got := computeStatus(mc, sts, nil, errors.New("cache not started"), nil)
+	if got.ReadyReplicas != 3 || !slices.Equal(got.Nodes, []string{"cache-0", "cache-1", "cache-2"}) {
+		t.Errorf("ready/nodes = %d/%q after a failed read, want the 3 members kept", got.ReadyReplicas, got.Nodes)
+	}
+	for _, condType := range []string{appsv1alpha1.ConditionAvailable, appsv1alpha1.ConditionDegraded} {
+		if c := meta.FindStatusCondition(got.Conditions, condType); c.Status != metav1.ConditionUnknown || c.Reason != appsv1alpha1.ReasonReadFailed {
+			t.Errorf("%s = %+v, want Unknown/ReadFailed", condType, c)
+		}
+	}
+}
+
+// TestScaleUpKeepsAvailable scales a healthy Memcached from 3 to 5: the 3 members still serve.
+func TestScaleUpKeepsAvailable(t *testing.T) {
+	mc := newMemcached(3)
+	mc.Status = computeStatus(mc, statefulSet(image, 3, 3, 3, 3), readyPods(3), nil, nil)
+	became := meta.FindStatusCondition(mc.Status.Conditions, appsv1alpha1.ConditionAvailable).LastTransitionTime
+	mc.Spec.Size = ptr.To[int32](5)
+	later := func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(became.Add(time.Minute)) }
+	pods := append(readyPods(3), pod(3, false, later), pod(4, false, later))
+	got := computeStatus(mc, statefulSet(image, 5, 5, 5, 3), pods, nil, nil)
+	if c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable); c.Status != metav1.ConditionTrue {
+		t.Errorf("Available = %+v during a scale up, want True", c)
+	}
+	// A member that served and stopped is not a member being added.
+	pods = append(readyPods(2), pod(2, false), pod(3, false, later), pod(4, false, later))
+	got = computeStatus(mc, statefulSet(image, 5, 5, 5, 2), pods, nil, nil)
+	if c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable); c.Status != metav1.ConditionFalse {
+		t.Errorf("Available = %+v with a serving member lost, want False", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,8 @@ type Reconciler struct {
 	// SecretNames holds the names of the Secrets in the watched namespaces, so that a MySQL whose
 	// referenced Secret is created or changed is reconciled at once.
 	SecretNames cache.Cache
+
+	wedged reconcile.WedgedDeletions
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
@@ -53,12 +56,18 @@ const secretRefIndex = "mysql.credentialsSecretRef"
 // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // observed is what a pass saw of the children, for the status.
 type observed struct {
 	sts   *appsv1.StatefulSet
 	claim *corev1.PersistentVolumeClaim
+	// claimErr is why the data PVC could not be read.
+	claimErr error
+	// pods are the server's pods, or podsErr why they could not be read.
+	pods    []corev1.Pod
+	podsErr error
 	// refusal explains why the spec's image was not rolled out, or is empty.
 	refusal string
 }
@@ -78,12 +87,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		if seen.claim == nil {
-			seen.claim = r.claim(ctx, m)
+			seen.claim, seen.claimErr = r.claim(ctx, m)
 		}
+		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 		m.Status = computeStatus(m, seen, err)
 		r.recordTransitions(original, m)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, m,
+		// A failed read leaves its conditions Unknown and is retried like any other error.
+		err = errors.Join(err, seen.claimErr, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, m,
 			func(m *appsv1alpha1.MySQL) any { return m.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
@@ -101,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("get StatefulSet of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	seen.claim = r.claim(ctx, m)
+	seen.claim, seen.claimErr = r.claim(ctx, m)
 	// The data volume remembers the newest server that ran on it, so that a MySQL re-created on a
 	// kept volume is held to it too.
 	if seen.refusal = downgradeRefusal(newestImage(resources.Image(seen.sts), dataImage(seen.claim)), m.Spec.Image); seen.refusal != "" {
@@ -115,7 +126,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.reconcileStatefulSet(ctx, m, &seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.recordDataImage(ctx, m, seen)
+	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: recheck}, r.recordDataImage(ctx, m, seen)
 }
 
 // recordDataImage writes on the data volume the image of a server that has completed its rollout
@@ -171,13 +186,34 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.M
 	return nil
 }
 
-// claim is the data PVC as the cache has it, or nil.
-func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) *corev1.PersistentVolumeClaim {
+// claim is the data PVC as the cache has it, or nil when it does not exist.
+func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) (*corev1.PersistentVolumeClaim, error) {
 	pvc := &corev1.PersistentVolumeClaim{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}, pvc); err != nil {
-		return nil
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}, pvc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("data volume claim of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return pvc
+	return pvc, nil
+}
+
+// replaceWedgedServer deletes the server's pod when it runs an older revision and cannot become
+// Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
+// spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
+func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet) (recheck time.Duration, err error) {
+	pods, err := reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	if err != nil {
+		return 0, fmt.Errorf("pods of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	wedged, recheck := reconcile.WedgedMembers(sts, pods, time.Now())
+	for _, pod := range wedged {
+		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
+			return 0, fmt.Errorf("MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		}
+	}
+	return recheck, nil
 }
 
 // recordTransitions emits Upgraded when a rollout has just completed, and a warning when a
@@ -224,6 +260,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Secret{}, freed).
 		WatchesRawSource(source.Kind(r.SecretNames, referenced,
 			handler.TypedEnqueueRequestsFromMapFunc(r.referencingMySQLs))).
+		// The StatefulSet owns the server's pod; its labels link it, for Degraded and for
+		// replacing a pod an older spec left broken.
+		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
@@ -81,6 +82,8 @@ func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
 	switch {
 	case seen.sts == nil:
 		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+	case seen.claimErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, appsv1alpha1.ReasonReadFailed, seen.claimErr.Error()
 	case seen.claim == nil || seen.claim.Status.Phase != corev1.ClaimBound:
 		phase := "missing"
 		if seen.claim != nil {
@@ -91,7 +94,7 @@ func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
 	case seen.sts.Status.ReadyReplicas < 1:
 		c.Reason, c.Message = appsv1alpha1.ReasonReplicasNotReady, "mysqld is not ready to serve queries"
 	default:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonAsExpected
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		c.Message = fmt.Sprintf("mysqld serves at %s", m.Endpoint())
 	}
 	return c
@@ -103,23 +106,27 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	case seen.refusal != "":
 		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
 	case seen.sts == nil:
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
 	case complete && resources.Image(seen.sts) == m.Spec.Image:
 		c.Reason, c.Message = appsv1alpha1.ReasonRolloutComplete, "the server runs "+m.Spec.Image
 	default:
-		c.Status, c.Reason = true, appsv1alpha1.ReasonRollingOut
+		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonRollingOut
 		c.Message = "starting the server with " + m.Spec.Image
 	}
 	return c
 }
 
+// degraded is True when the pass failed, a downgrade was refused or the server's pod cannot run
+// (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
 	case reconcileErr != nil:
-		c.Status, c.Reason, c.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 	case seen.refusal != "":
-		c.Status, c.Reason, c.Message = true, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+	default:
+		return reconcile.PodsDegraded(seen.pods, seen.podsErr)
 	}
 	return c
 }

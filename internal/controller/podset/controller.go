@@ -51,14 +51,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Owner references hand the pods to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
-	pods, err := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
-	}
 	original := ps.DeepCopy()
 	hash := resources.TemplateHash(&ps.Spec.Template)
+	pods, podsErr := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
 	defer func() {
-		ps.Status = computeStatus(ps, hash, pods, err)
+		ps.Status = computeStatus(ps, hash, pods, podsErr, err)
 		r.recordUpgrade(original, ps)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ps,
@@ -67,6 +64,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		err = reconcile.Retry(err)
 	}()
 
+	if podsErr != nil {
+		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, podsErr)
+	}
 	p := planPods(ps, hash, pods)
 	if p.replacesStale() {
 		// The maxUnavailable budget must count the pods as they are: a cache that has not yet
@@ -169,7 +169,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podset").
 		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.Pod{}).
+		Owns(&corev1.Pod{}, builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

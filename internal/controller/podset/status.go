@@ -20,19 +20,31 @@ type counts struct {
 
 // computeStatus derives the status of ps from its pods as they stand after this pass (observed,
 // minus those it deleted, plus those it created), whose current template hash is hash, and from the
-// error of the pass, if any.
-func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, reconcileErr error) appsv1alpha1.PodSetStatus {
+// error of the pass, if any. When the pods could not be read (podsErr), the pods last reported stay
+// and every condition is Unknown: a failed read is no evidence that the pods are gone.
+func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.PodSetStatus {
 	status := *ps.Status.DeepCopy()
 	status.ObservedGeneration = ps.Generation
 	status.Selector = labels.SelectorFromSet(ps.SelectorLabels()).String()
+	if podsErr != nil {
+		unknown := func(condType string) reconcile.Condition {
+			return reconcile.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonReadFailed,
+				Message: "the pods could not be read: " + podsErr.Error()}
+		}
+		reconcile.SetConditions(&status.Conditions, ps.Generation, unknown(appsv1alpha1.ConditionAvailable),
+			unknown(appsv1alpha1.ConditionProgressing), unknown(appsv1alpha1.ConditionDegraded))
+		return status
+	}
 
 	var c counts
 	var names []member
+	var active []corev1.Pod
 	for i := range pods {
 		pod := &pods[i]
 		if !metav1.IsControlledBy(pod, ps) || pod.DeletionTimestamp != nil {
 			continue
 		}
+		active = append(active, *pod)
 		c.replicas++
 		if isReady(pod) {
 			c.ready++
@@ -57,7 +69,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, reco
 	reconcile.SetConditions(&status.Conditions, ps.Generation,
 		available(want, c),
 		progressing(want, c, complete, rollingOut),
-		degraded(reconcileErr))
+		degraded(active, reconcileErr))
 	return status
 }
 
@@ -82,7 +94,7 @@ func available(want int32, c counts) reconcile.Condition {
 	case want == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonScaledToZero, "spec.replicas is 0: no pod serves"
 	case c.ready >= want:
-		cond.Status, cond.Reason = true, appsv1alpha1.ReasonAsExpected
+		cond.Status, cond.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
 	case c.replicas == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonCreating, "no pod exists yet"
@@ -94,10 +106,10 @@ func available(want int32, c counts) reconcile.Condition {
 }
 
 func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Condition {
-	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: true}
+	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionTrue}
 	switch {
 	case complete:
-		cond.Status, cond.Reason = false, appsv1alpha1.ReasonRolloutComplete
+		cond.Status, cond.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete
 		cond.Message = fmt.Sprintf("%d pods ready, all from the current template", want)
 	case c.replicas == 0:
 		cond.Reason = appsv1alpha1.ReasonCreating
@@ -112,10 +124,11 @@ func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Cond
 	return cond
 }
 
-func degraded(reconcileErr error) reconcile.Condition {
-	cond := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+// degraded is True when the pass failed or one of the PodSet's pods cannot run (PodsDegraded).
+func degraded(pods []corev1.Pod, reconcileErr error) reconcile.Condition {
 	if reconcileErr != nil {
-		cond.Status, cond.Reason, cond.Message = true, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
+		return reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
+			Reason: reconcile.ErrorReason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	return cond
+	return reconcile.PodsDegraded(pods, nil)
 }

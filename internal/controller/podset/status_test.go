@@ -51,6 +51,8 @@ func TestComputeStatus(t *testing.T) {
 			want{1, 1, 1, []string{"web-0"}, "+AsExpected", "RolloutComplete", "AsExpected", newHash}},
 		{"scaled to zero", 0, "", nil, nil,
 			want{0, 0, 0, nil, "ScaledToZero", "RolloutComplete", "AsExpected", newHash}},
+		{"a pod crash-looping", 2, "", pods(testPod("web-0"), testPod("web-1", notReady, crashLooping)), nil,
+			want{2, 1, 2, []string{"web-0", "web-1"}, "ReplicasNotReady", "+Scaling", "+CrashLoopBackOff", ""}},
 		{"pass failed", 2, "", pods(testPod("web-1")), errors.New("pods web-0 exist but are not controlled by this PodSet"),
 			want{1, 1, 1, []string{"web-1"}, "ReplicasNotReady", "+Scaling", "+ReconcileFailed", ""}},
 	}
@@ -59,7 +61,7 @@ func TestComputeStatus(t *testing.T) {
 			ps := testPodSet(tt.replicas, 1)
 			ps.Generation = 7
 			ps.Status.TemplateHash = tt.lastHash
-			got := computeStatus(ps, newHash, tt.pods, tt.err)
+			got := computeStatus(ps, newHash, tt.pods, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Selector != "app.kubernetes.io/instance=web,app.kubernetes.io/name=podset" {
 				t.Errorf("observedGeneration/selector = %d/%q", got.ObservedGeneration, got.Selector)
 			}
@@ -86,7 +88,7 @@ func TestComputeStatus(t *testing.T) {
 			}
 			// The same observation again gives the same status, so an idle PodSet writes nothing.
 			ps.Status = got
-			if again := computeStatus(ps, newHash, tt.pods, tt.err); !equality.Semantic.DeepEqual(again, got) {
+			if again := computeStatus(ps, newHash, tt.pods, nil, tt.err); !equality.Semantic.DeepEqual(again, got) {
 				t.Errorf("status changed on a second pass:\n%+v\n%+v", got, again)
 			}
 		})
@@ -98,9 +100,30 @@ func TestPodNamesAreBounded(t *testing.T) {
 	for i := 299; i >= 0; i-- {
 		observed = append(observed, testPod(fmt.Sprintf("web-%d", i)))
 	}
-	got := computeStatus(testPodSet(300, 1), newHash, observed, nil)
+	got := computeStatus(testPodSet(300, 1), newHash, observed, nil, nil)
 	if got.Replicas != 300 || len(got.PodNames) != 256 || got.PodNames[0] != "web-0" || got.PodNames[255] != "web-255" {
 		t.Errorf("replicas %d, %d names from %s to %s; want 300, 256 from web-0 to web-255",
 			got.Replicas, len(got.PodNames), got.PodNames[0], got.PodNames[len(got.PodNames)-1])
+	}
+}
+
+func crashLooping(pod *corev1.Pod) {
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app"}}}}
+}
+
+// TestUnreadablePodsKeepThePodList feeds a failed read of the pods: the pods last reported stay,
+// and every condition is Unknown rather than a confident False.
+func TestUnreadablePodsKeepThePodList(t *testing.T) {
+	ps := testPodSet(2, 1)
+	ps.Status = computeStatus(ps, newHash, pods(testPod("web-0"), testPod("web-1")), nil, nil)
+	got := computeStatus(ps, newHash, nil, errors.New("cache not started"), nil)
+	if got.Replicas != 2 || got.ReadyReplicas != 2 || !slices.Equal(got.PodNames, []string{"web-0", "web-1"}) {
+		t.Errorf("replicas/ready/podNames = %d/%d/%v after a failed read, want the two pods kept", got.Replicas, got.ReadyReplicas, got.PodNames)
+	}
+	for _, condType := range []string{"Available", "Progressing", "Degraded"} {
+		if c := meta.FindStatusCondition(got.Conditions, condType); c.Status != metav1.ConditionUnknown || c.Reason != "ReadFailed" {
+			t.Errorf("%s = %+v, want Unknown/ReadFailed", condType, c)
+		}
 	}
 }

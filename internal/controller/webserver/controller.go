@@ -38,6 +38,7 @@ type Reconciler struct {
 // replaced whole.
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the WebServer's children and writes its status once.
@@ -57,10 +58,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if dep.UID == "" {
 			observed = nil
 		}
-		ws.Status = computeStatus(ws, observed, err)
+		pods, podsErr := reconcile.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
+		ws.Status = computeStatus(ws, observed, pods, podsErr, err)
 		r.recordUpgrade(original, ws)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ws,
+		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
+		err = errors.Join(err, podsErr, reconcile.PatchStatus(ctx, r.Client, original, ws,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
@@ -127,6 +130,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.Service{}).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).
+		// The ReplicaSets, not the WebServer, own the pods: their labels make the link, so that a
+		// pod that cannot run shows in Degraded.
+		Watches(&corev1.Pod{}, reconcile.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r)
 }

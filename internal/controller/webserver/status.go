@@ -2,6 +2,7 @@ package webserver
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -10,8 +11,9 @@ import (
 )
 
 // computeStatus derives the status of ws from its Deployment as last observed (nil when it does
-// not exist yet) and from the error of the current pass, if any.
-func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, reconcileErr error) appsv1alpha1.WebServerStatus {
+// not exist yet or could not be read), from its pods (or the error reading them) and from the
+// error of the current pass, if any.
+func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.WebServerStatus {
 	status := *ws.Status.DeepCopy()
 	status.ObservedGeneration = ws.Generation
 	status.Selector = labels.SelectorFromSet(ws.SelectorLabels()).String()
@@ -27,9 +29,9 @@ func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, reconcile
 		status.Image = ws.Spec.Image
 	}
 	reconcile.SetConditions(&status.Conditions, ws.Generation,
-		reconcile.DeploymentAvailable(dep, want),
-		reconcile.DeploymentProgressing(dep, want, complete),
-		reconcile.DeploymentDegraded(dep, reconcileErr))
+		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
+		reconcile.DeploymentProgressing(dep, want, complete, reconcileErr),
+		reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr))
 	return status
 }
 

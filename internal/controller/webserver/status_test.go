@@ -31,7 +31,7 @@ func deployment(image string, spec, replicas, updated, available int32, conditio
 
 func TestComputeStatus(t *testing.T) {
 	type want struct {
-		available, progressing, degraded string // reasons; prefix "+" means status True
+		available, progressing, degraded string // reasons; prefix "+" means status True, "?" Unknown
 		image                            string
 	}
 	tests := []struct {
@@ -48,7 +48,7 @@ func TestComputeStatus(t *testing.T) {
 			want{"ReplicasNotReady", "+Scaling", "AsExpected", ""}},
 		{"all ready", 3, "", deployment("nginx:1.23.1", 3, 3, 3, 3), nil,
 			want{"+AsExpected", "RolloutComplete", "AsExpected", "nginx:1.23.1"}},
-		{"scaling up keeps Available", 4, "nginx:1.23.1", deployment("nginx:1.23.1", 3, 3, 3, 3), nil,
+		{"scaling up before ever being Available", 4, "nginx:1.23.1", deployment("nginx:1.23.1", 3, 3, 3, 3), nil,
 			want{"ReplicasNotReady", "+Scaling", "AsExpected", "nginx:1.23.1"}},
 		{"rolling out keeps the old image in status", 3, "nginx:1.23.0", deployment("nginx:1.23.1", 3, 4, 1, 3), nil,
 			want{"+AsExpected", "+RollingOut", "AsExpected", "nginx:1.23.0"}},
@@ -59,8 +59,8 @@ func TestComputeStatus(t *testing.T) {
 		{"stuck rollout", 3, "nginx:1.23.0", deployment("nginx:1.23.1", 3, 4, 1, 3, appsv1.DeploymentCondition{
 			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}), nil,
 			want{"+AsExpected", "+RollingOut", "+ProgressDeadlineExceeded", "nginx:1.23.0"}},
-		{"apply failed", 3, "", nil, errors.New("provided port is already allocated"),
-			want{"Creating", "+Creating", "+ReconcileFailed", ""}},
+		{"apply failed, Deployment unobserved", 3, "", nil, errors.New("provided port is already allocated"),
+			want{"?ReadFailed", "?ReadFailed", "+ReconcileFailed", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,28 +69,38 @@ func TestComputeStatus(t *testing.T) {
 				Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To(tt.replicas), Image: "nginx:1.23.1"},
 				Status:     appsv1alpha1.WebServerStatus{Image: tt.statusImage},
 			}
-			got := computeStatus(ws, tt.dep, tt.err)
+			got := computeStatus(ws, tt.dep, nil, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Image != tt.want.image {
 				t.Errorf("observedGeneration/image = %d/%q, want 7/%q", got.ObservedGeneration, got.Image, tt.want.image)
 			}
 			if got.Selector != "app.kubernetes.io/instance=web,app.kubernetes.io/name=webserver" {
 				t.Errorf("selector = %q", got.Selector)
 			}
-			for condType, reason := range map[string]string{
-				appsv1alpha1.ConditionAvailable:   tt.want.available,
-				appsv1alpha1.ConditionProgressing: tt.want.progressing,
-				appsv1alpha1.ConditionDegraded:    tt.want.degraded,
-			} {
-				c := meta.FindStatusCondition(got.Conditions, condType)
-				wantStatus := metav1.ConditionFalse
-				if reason[0] == '+' {
-					wantStatus, reason = metav1.ConditionTrue, reason[1:]
-				}
-				if c == nil || c.Status != wantStatus || c.Reason != reason || c.ObservedGeneration != 7 {
-					t.Errorf("%s = %+v, want %s/%s", condType, c, wantStatus, reason)
-				}
-			}
+			checkConditions(t, got.Conditions, 7, tt.want.available, tt.want.progressing, tt.want.degraded)
 		})
+	}
+}
+
+// checkConditions checks Available, Progressing and Degraded against reasons prefixed "+" for
+// True, "?" for Unknown and nothing for False.
+func checkConditions(t *testing.T, conditions []metav1.Condition, generation int64, available, progressing, degraded string) {
+	t.Helper()
+	for condType, reason := range map[string]string{
+		appsv1alpha1.ConditionAvailable:   available,
+		appsv1alpha1.ConditionProgressing: progressing,
+		appsv1alpha1.ConditionDegraded:    degraded,
+	} {
+		c := meta.FindStatusCondition(conditions, condType)
+		wantStatus := metav1.ConditionFalse
+		switch reason[0] {
+		case '+':
+			wantStatus, reason = metav1.ConditionTrue, reason[1:]
+		case '?':
+			wantStatus, reason = metav1.ConditionUnknown, reason[1:]
+		}
+		if c == nil || c.Status != wantStatus || c.Reason != reason || c.ObservedGeneration != generation {
+			t.Errorf("%s = %+v, want %s/%s", condType, c, wantStatus, reason)
+		}
 	}
 }
 
@@ -100,8 +110,8 @@ func TestComputeStatusIsStable(t *testing.T) {
 		Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To[int32](2), Image: "nginx:1.23.1"},
 	}
 	dep := deployment("nginx:1.23.1", 2, 2, 2, 2)
-	ws.Status = computeStatus(ws, dep, nil)
-	again := computeStatus(ws, dep, nil)
+	ws.Status = computeStatus(ws, dep, nil, nil, nil)
+	again := computeStatus(ws, dep, nil, nil, nil)
 	if !equalStatus(ws.Status, again) {
 		t.Errorf("a second pass over the same observation changed the status:\n%+v\n%+v", ws.Status, again)
 	}

@@ -48,6 +48,7 @@ type Reconciler struct {
 // replaced whole.
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -59,6 +60,9 @@ type observed struct {
 	// dbProblem says why the database cannot be used, or is empty.
 	dbProblem string
 	dbReason  string
+	// pods are the site's pods, or podsErr why they could not be read.
+	pods    []corev1.Pod
+	podsErr error
 }
 
 // Reconcile applies the WordPress's children and writes its status once.
@@ -74,9 +78,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	original := wp.DeepCopy()
 	var seen observed
 	defer func() {
+		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
 		wp.Status = computeStatus(wp, seen, err)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, wp,
+		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
+		err = errors.Join(err, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, wp,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
@@ -230,6 +236,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
 		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName)).
+		// The ReplicaSets own the pods; their labels link them to the site, for Degraded.
+		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName),
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).

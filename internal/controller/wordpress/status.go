@@ -45,21 +45,22 @@ func computeStatus(wp *appsv1alpha1.WordPress, seen observed, reconcileErr error
 	if complete {
 		status.Image = wp.Spec.Image
 	}
-	dbReady := reconcile.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Status: true, Reason: appsv1alpha1.ReasonAsExpected}
+	dbReady := reconcile.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Status: metav1.ConditionTrue, Reason: appsv1alpha1.ReasonAsExpected}
 	if seen.dbProblem != "" {
 		dbReady = reconcile.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Reason: seen.dbReason, Message: seen.dbProblem}
 	} else if seen.db != nil {
 		dbReady.Message = fmt.Sprintf("MySQL %s is Available at %s", seen.db.Name, seen.db.Status.Endpoint)
 	}
-	available := reconcile.DeploymentAvailable(seen.dep, want)
-	progressing := reconcile.DeploymentProgressing(seen.dep, want, complete)
-	degraded := reconcile.DeploymentDegraded(seen.dep, reconcileErr)
+	available := reconcile.DeploymentAvailable(seen.dep, want, reconcile.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
+	progressing := reconcile.DeploymentProgressing(seen.dep, want, complete, reconcileErr)
+	degraded := reconcile.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr)
 	if seen.dep == nil && seen.dbProblem != "" {
 		available.Reason, available.Message = seen.dbReason, "the site starts once its database is ready: "+seen.dbProblem
-		progressing.Status, progressing.Reason, progressing.Message = true, seen.dbReason, available.Message
+		available.Status = metav1.ConditionFalse
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, seen.dbReason, available.Message
 	}
-	if seen.dbReason == appsv1alpha1.ReasonDatabaseMisconfigured && reconcileErr == nil {
-		degraded.Status, degraded.Reason, degraded.Message = true, seen.dbReason, seen.dbProblem
+	if seen.dbReason == appsv1alpha1.ReasonDatabaseMisconfigured && reconcileErr == nil && !degraded.IsTrue() {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, seen.dbReason, seen.dbProblem
 	}
 	reconcile.SetConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
 	return status

@@ -1,6 +1,7 @@
 package wordpress
 
 import (
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -63,6 +64,13 @@ func TestComputeStatus(t *testing.T) {
 		{"database misconfigured", observed{db: db(metav1.ConditionTrue, 1, ""), dbReason: appsv1alpha1.ReasonDatabaseMisconfigured, dbProblem: "no user"},
 			"False", "False", "True", appsv1alpha1.ReasonDatabaseMisconfigured},
 		{"serving", observed{db: db(metav1.ConditionTrue, 1, "wordpress"), dep: ready}, "True", "True", "False", appsv1alpha1.ReasonAsExpected},
+		{"a pod crash-looping", observed{db: db(metav1.ConditionTrue, 1, "wordpress"), dep: ready, pods: []corev1.Pod{{
+			ObjectMeta: metav1.ObjectMeta{Name: "blog-7c9-x"},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "wordpress", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 20s"}}}}},
+		}}}, "True", "True", "True", appsv1alpha1.ReasonAsExpected},
+		{"pods unreadable", observed{db: db(metav1.ConditionTrue, 1, "wordpress"), dep: ready, podsErr: errors.New("cache not started")},
+			"True", "True", "Unknown", appsv1alpha1.ReasonAsExpected},
 		{"serving while the database restarts", observed{db: db(metav1.ConditionFalse, 1, "wordpress"), dep: ready, dbReason: appsv1alpha1.ReasonWaitingForDatabase, dbProblem: "restarting"},
 			"True", "False", "False", appsv1alpha1.ReasonAsExpected},
 	}

@@ -50,7 +50,8 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		WithContainers(container(ws))
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	meta := corev1ac.PodTemplateSpec().
-		WithLabels(common.PodLabels(spec.PodLabels, selector)).
+		// The managed-by label puts the pods in the operator's cache, which reads their status.
+		WithLabels(common.PodLabels(spec.PodLabels, common.Labels(selector, appsv1alpha1.ManagedByValue))).
 		WithSpec(pod)
 	if len(spec.PodAnnotations) > 0 {
 		meta.WithAnnotations(spec.PodAnnotations)

@@ -142,7 +142,8 @@ func Deployment(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *appsv1ac.De
 			// A volume only one node can mount cannot be shared by an old and a new pod.
 			WithStrategy(strategy).
 			WithTemplate(corev1ac.PodTemplateSpec().
-				WithLabels(selector).
+				// The managed-by label puts the pods in the operator's cache, which reads their status.
+				WithLabels(labels(wp)).
 				WithSpec(pod)))
 }
 
