@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"bytes"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +51,7 @@ func appliedFields(managed []metav1.ManagedFieldsEntry, fieldManager string) (*f
 			continue
 		}
 		fields := &fieldpath.Set{}
-		if err := fields.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		if err := fields.FromJSON(entry.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("managed fields of %s: %w", fieldManager, err)
 		}
 		owned = owned.Union(fields)

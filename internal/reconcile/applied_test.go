@@ -86,6 +86,6 @@ func entries(manager, fields string) []metav1.ManagedFieldsEntry {
 		Operation:  metav1.ManagedFieldsOperationApply,
 		APIVersion: "apps.appkeeper.dev/v1alpha1",
 		FieldsType: "FieldsV1",
-		FieldsV1:   &metav1.FieldsV1{Raw: []byte(fields)},
+		FieldsV1:   metav1.NewFieldsV1(fields),
 	}}
 }
