@@ -1,4 +1,4 @@
-// Package webserver runs WebServers: it keeps each one's Deployment and Service as the spec says
+// Package webserver runs WebServers: it keeps each one's Deployment, Service and nginx ConfigMap as the spec says
 // and reports what the pods do in the status.
 package webserver
 
@@ -33,6 +33,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the WebServer's children and writes its status once.
@@ -58,6 +59,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 	}()
 
+	// nginx's server block comes first: the pods mount it.
+	if err := reconcile.ApplyChild(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
+		resources.ConfigMap(ws), corev1ac.ExtractConfigMap); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{}, reconcile.Concurrently(
 		func() error { return r.reconcileDeployment(ctx, ws, dep) },
 		func() error { return r.reconcileService(ctx, ws) },
@@ -115,6 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
 		WithOptions(options).
 		Complete(r)
 }
