@@ -70,6 +70,10 @@ type SecretReference struct {
 type MySQLSpec struct {
 	// Image is the MySQL server image. A newer version rolls the pod; an older major or minor
 	// version is refused, because mysqld cannot start on data files written by a newer version.
+	// The data volume records the newest version that ran on it. A tag that names no version
+	// (latest, 8, a digest) cannot be checked: it is rolled out, the Progressing condition says the
+	// guard could not check it, and the recorded version stays, so a later older version is still
+	// refused.
 	// +kubebuilder:default="mysql:8.4.6"
 	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
 	// +optional

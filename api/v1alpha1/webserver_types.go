@@ -56,7 +56,9 @@ type WebServerSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// Port is the port nginx listens on inside the pod.
+	// Port is the port nginx listens on inside the pod: the operator writes nginx's server block
+	// (ConfigMap <name>-nginx, mounted over /etc/nginx/conf.d/default.conf) to listen on it and to
+	// serve /usr/share/nginx/html, with /healthz for the readiness probe. A change rolls the pods.
 	// +kubebuilder:default=8080
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
@@ -172,6 +174,9 @@ const MaxWebServerNameLength = 63
 
 // ChildName is the name of the Deployment and Service that run this WebServer.
 func (ws *WebServer) ChildName() string { return ws.Name }
+
+// ConfigMapName names the ConfigMap holding the WebServer's nginx server block.
+func (ws *WebServer) ConfigMapName() string { return ws.Name + "-nginx" }
 
 // SelectorLabels select this WebServer's pods and no others.
 func (ws *WebServer) SelectorLabels() map[string]string {

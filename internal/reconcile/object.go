@@ -13,7 +13,8 @@ import (
 
 // ApplyObject makes live, an object of the operator's own API, hold every field desired sets, with
 // server-side apply. Those kinds have no generated extractor, so the no-op check is that every
-// field desired sets already has that value in live: the API server's defaults and fields other
+// field desired sets already has that value in live, and that every field the operator last
+// applied is still in desired (else apply drops it): the API server's defaults and fields other
 // managers set are left out of the comparison, as apply leaves them alone. desired's status is
 // never sent. live is left holding the object as read before the apply, status included.
 func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Result, error) {
@@ -27,6 +28,7 @@ func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Re
 		return Unchanged, fmt.Errorf("convert %s %s: %w", gvk.Kind, key, err)
 	}
 	delete(want, "status")
+	dropEmpty(want)
 	if metadata, ok := want["metadata"].(map[string]any); ok {
 		delete(metadata, "creationTimestamp")
 	}
@@ -42,7 +44,11 @@ func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Re
 		if err != nil {
 			return Unchanged, fmt.Errorf("convert %s %s: %w", gvk.Kind, key, err)
 		}
-		if contains(have, want) {
+		same, err := appliedFieldsMatch(have, want, live.GetManagedFields(), c.FieldOwner)
+		if err != nil {
+			return Unchanged, fmt.Errorf("compare %s %s: %w", gvk.Kind, key, err)
+		}
+		if same && contains(have, want) {
 			return Unchanged, nil
 		}
 	}
@@ -51,6 +57,7 @@ func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Re
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
 		return Unchanged, fmt.Errorf("apply %s %s: %w", gvk.Kind, key, err)
 	}
+
 	return result, nil
 }
 
@@ -86,6 +93,21 @@ func contains(have, want any) bool {
 		return true
 	default:
 		return reflect.DeepEqual(have, want)
+	}
+}
+
+// dropEmpty removes the empty maps and lists from an object about to be applied, those that
+// become empty included. An empty struct, such as resources with no limits, would otherwise be
+// sent as {}: when the fields it held before are pruned, the API server leaves null in its place,
+// which a CRD's schema rejects. Applying no field at all removes the old ones cleanly.
+func dropEmpty(m map[string]any) {
+	for k, v := range m {
+		if child, ok := v.(map[string]any); ok {
+			dropEmpty(child)
+		}
+		if isEmpty(v) && v != nil {
+			delete(m, k)
+		}
 	}
 }
 

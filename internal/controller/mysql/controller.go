@@ -70,6 +70,8 @@ type observed struct {
 	podsErr error
 	// refusal explains why the spec's image was not rolled out, or is empty.
 	refusal string
+	// unverified explains that the spec's image was rolled out unchecked, or is empty.
+	unverified string
 }
 
 // Reconcile applies the MySQL's children and writes its status once. Deletion needs no step of its
@@ -115,7 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	seen.claim, seen.claimErr = r.claim(ctx, m)
 	// The data volume remembers the newest server that ran on it, so that a MySQL re-created on a
 	// kept volume is held to it too.
-	if seen.refusal = downgradeRefusal(newestImage(resources.Image(seen.sts), dataImage(seen.claim)), m.Spec.Image); seen.refusal != "" {
+	newest := newestImage(resources.Image(seen.sts), dataImage(seen.claim))
+	seen.unverified = unverifiedImage(newest, m.Spec.Image)
+	if seen.refusal = downgradeRefusal(newest, m.Spec.Image); seen.refusal != "" {
 		// Nothing of the workload changes: not the image, and not my.cnf, which the running
 		// server would read at its next restart.
 		return ctrl.Result{}, nil

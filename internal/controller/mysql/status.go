@@ -33,17 +33,38 @@ func downgradeRefusal(running, wanted string) string {
 	return ""
 }
 
-// newestImage is whichever of two images names the newer version; a, when they cannot be compared.
+// newestImage is whichever of two images names the newer version. An image whose tag names no
+// version (latest, 8, a digest) never wins over one that does: the record of a version the data
+// volume has seen must outlive a move to a tag nothing can be compared with. Of two such images,
+// a.
 func newestImage(a, b string) string {
 	if a == "" {
 		return b
 	}
 	aMajor, aMinor, okA := appsv1alpha1.ImageVersion(a)
 	bMajor, bMinor, okB := appsv1alpha1.ImageVersion(b)
-	if okA && okB && (bMajor > aMajor || bMajor == aMajor && bMinor > aMinor) {
+	switch {
+	case okA && okB && (bMajor > aMajor || bMajor == aMajor && bMinor > aMinor):
+		return b
+	case !okA && okB:
 		return b
 	}
 	return a
+}
+
+// unverifiedImage explains that the downgrade guard let wanted through without knowing its
+// version, while the data volume records one it was written by, or is empty.
+func unverifiedImage(recorded, wanted string) string {
+	if recorded == "" || recorded == wanted {
+		return ""
+	}
+	_, _, recordedOK := appsv1alpha1.ImageVersion(recorded)
+	_, _, wantedOK := appsv1alpha1.ImageVersion(wanted)
+	if !recordedOK || wantedOK {
+		return ""
+	}
+	return fmt.Sprintf("spec.image %s names no version, so the downgrade guard cannot tell whether it is older than "+
+		"%s, which the data volume records; a tag with a version, such as mysql:8.4.6, lets it check", wanted, recorded)
 }
 
 // computeStatus derives the status of m from what the pass observed and from its error, if any.
@@ -112,6 +133,9 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonRollingOut
 		c.Message = "starting the server with " + m.Spec.Image
+	}
+	if seen.unverified != "" {
+		c.Message += "; " + seen.unverified
 	}
 	return c
 }

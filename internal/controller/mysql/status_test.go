@@ -39,6 +39,52 @@ func TestDowngradeRefusal(t *testing.T) {
 	}
 }
 
+func TestNewestImage(t *testing.T) {
+	tests := []struct{ a, b, want string }{
+		{"", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:8.4.6", "", "mysql:8.4.6"},
+		{"mysql:8.4.6", "mysql:9.1.0", "mysql:9.1.0"},
+		{"mysql:8.0.40", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:9.1.0", "mysql:8.4.6", "mysql:9.1.0"},
+		{"mysql:8.4.7", "mysql:8.4.6", "mysql:8.4.7"}, // the same minor: the first
+		// A tag without a version never erases one with a version, on either side.
+		{"mysql:latest", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:8", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql@sha256:0123abcd", "mysql:8.4.6", "mysql:8.4.6"},
+		{"mysql:8.4.6", "mysql:latest", "mysql:8.4.6"},
+		{"mysql:latest", "mysql:8", "mysql:latest"},
+	}
+	for _, tt := range tests {
+		if got := newestImage(tt.a, tt.b); got != tt.want {
+			t.Errorf("newestImage(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestUnverifiedImage(t *testing.T) {
+	tests := []struct {
+		recorded, wanted string
+		unverified       bool
+	}{
+		{"", "mysql:latest", false},
+		{"mysql:8.4.6", "mysql:8.4.6", false},
+		{"mysql:8.4.6", "mysql:9.1.0", false},
+		{"mysql:8.4.6", "mysql:latest", true},
+		{"mysql:8.4.6", "mysql:8", true},
+		{"mysql:8.4.6", "mysql@sha256:0123abcd", true},
+		{"mysql:latest", "mysql:8", false}, // nothing comparable was recorded
+	}
+	for _, tt := range tests {
+		msg := unverifiedImage(tt.recorded, tt.wanted)
+		if (msg != "") != tt.unverified {
+			t.Errorf("%s → %s: note %q, want one=%v", tt.recorded, tt.wanted, msg, tt.unverified)
+		}
+		if tt.unverified && (!strings.Contains(msg, "spec.image") || !strings.Contains(msg, tt.recorded)) {
+			t.Errorf("note %q does not name spec.image and the recorded image", msg)
+		}
+	}
+}
+
 func statefulSet(ready int32, image string, current bool) *appsv1.StatefulSet {
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 	sts.Spec.Template.Spec.Containers = []corev1.Container{{Name: "mysql", Image: image}}
@@ -99,21 +145,5 @@ func TestComputeStatus(t *testing.T) {
 				t.Errorf("image/endpoint/secret/generation = %s/%s/%s/%d", status.Image, status.Endpoint, status.SecretName, status.ObservedGeneration)
 			}
 		})
-	}
-}
-
-func TestNewestImage(t *testing.T) {
-	tests := []struct{ a, b, want string }{
-		{"", "mysql:8.4.6", "mysql:8.4.6"},
-		{"mysql:8.4.6", "", "mysql:8.4.6"},
-		{"mysql:8.0.40", "mysql:8.4.6", "mysql:8.4.6"},
-		{"mysql:9.1.0", "mysql:8.4.6", "mysql:9.1.0"},
-		{"mysql:8.4.7", "mysql:8.4.6", "mysql:8.4.7"},
-		{"mysql:latest", "mysql:8.4.6", "mysql:latest"},
-	}
-	for _, tt := range tests {
-		if got := newestImage(tt.a, tt.b); got != tt.want {
-			t.Errorf("newestImage(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
-		}
 	}
 }

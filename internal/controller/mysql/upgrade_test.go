@@ -99,3 +99,56 @@ func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// TestUnversionedTagKeepsTheRecordedVersion checks that a move to a tag that names no version
+// neither erases the version the data volume records nor opens the way to a later downgrade.
+func TestUnversionedTagKeepsTheRecordedVersion(t *testing.T) {
+	ns := newNamespace(t)
+	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.4.6" })
+	childrenExist(t, ns, true)
+	runServer(t, ns, "db")
+	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
+	recorded := func(context.Context) error {
+		if got := get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{}).Annotations[resources.DataImageAnnotation]; got != "mysql:8.4.6" {
+			return fmt.Errorf("data volume records %q, want mysql:8.4.6", got)
+		}
+		return nil
+	}
+	testutil.Eventually(t, timeout, recorded)
+
+	// The guard cannot tell what latest is, so it lets it roll, and says so.
+	patchSpec(t, ns, `{"spec":{"image":"mysql:latest"}}`)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if got := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; got != "mysql:latest" {
+			return fmt.Errorf("statefulset image = %s, want mysql:latest", got)
+		}
+		return nil
+	})
+	markStatefulSetReady(t, ns, "db")
+	m := waitMySQL(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, func(m *appsv1alpha1.MySQL) error {
+		if m.Status.Image != "mysql:latest" {
+			return fmt.Errorf("status.image = %s, want mysql:latest", m.Status.Image)
+		}
+		return nil
+	})
+	if msg := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionProgressing).Message; !strings.Contains(msg, "names no version") ||
+		!strings.Contains(msg, "mysql:8.4.6") {
+		t.Errorf("Progressing message = %q, want it to say the guard cannot check mysql:latest against mysql:8.4.6", msg)
+	}
+	for range 3 {
+		if err := recorded(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+
+	// The record still holds the server to 8.4.
+	patchSpec(t, ns, `{"spec":{"image":"mysql:8.0.40"}}`)
+	m = waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonDowngradeRefused))
+	if msg := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded).Message; !strings.Contains(msg, "mysql:8.4.6") {
+		t.Errorf("Degraded message = %q, want it to name the recorded mysql:8.4.6", msg)
+	}
+	if got := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; got != "mysql:latest" {
+		t.Errorf("statefulset image = %s after a refused downgrade, want mysql:latest", got)
+	}
+}

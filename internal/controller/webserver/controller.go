@@ -1,4 +1,4 @@
-// Package webserver runs WebServers: it keeps each one's Deployment and Service as the spec says
+// Package webserver runs WebServers: it keeps each one's Deployment, Service and nginx ConfigMap as the spec says
 // and reports what the pods do in the status.
 package webserver
 
@@ -38,6 +38,7 @@ type Reconciler struct {
 // replaced whole.
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -69,6 +70,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		err = reconcile.Retry(err)
 	}()
 
+	// nginx's server block comes first: the pods mount it.
+	if err := reconcile.ApplyChild(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
+		resources.ConfigMap(ws), corev1ac.ExtractConfigMap); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{}, reconcile.Concurrently(
 		func() error { return r.reconcileDeployment(ctx, ws, dep) },
 		func() error { return r.reconcileService(ctx, ws) },
@@ -128,8 +134,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).
+		Watches(&corev1.ConfigMap{}, freed).
 		// The ReplicaSets, not the WebServer, own the pods: their labels make the link, so that a
 		// pod that cannot run shows in Degraded.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),

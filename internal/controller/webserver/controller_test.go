@@ -213,6 +213,7 @@ func TestIdleWebServerMakesNoWrites(t *testing.T) {
 			get(t, ns, "web", &appsv1alpha1.WebServer{}).ResourceVersion,
 			get(t, ns, "web", &appsv1.Deployment{}).ResourceVersion,
 			get(t, ns, "web", &corev1.Service{}).ResourceVersion,
+			get(t, ns, "web-nginx", &corev1.ConfigMap{}).ResourceVersion,
 		}, "/")
 	}
 	testutil.RequireUnchanged(t, "an idle WebServer's objects", versions)

@@ -289,3 +289,39 @@ func TestAnotherMySQLOfTheSameNameIsLeftAlone(t *testing.T) {
 	}
 	noDeployment(t, ns)
 }
+
+// TestOwnedMySQLLosesWhatTheSpecNoLongerSets checks that a field removed from the inline MySQL spec
+// is removed from the MySQL too, not only changed ones: a node selector left behind would keep the
+// database on nodes the user no longer wants.
+func TestOwnedMySQLLosesWhatTheSpecNoLongerSets(t *testing.T) {
+	ns := newNamespace(t)
+	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Database.MySQL.NodeSelector = map[string]string{"disk": "ssd"}
+		wp.Spec.Database.MySQL.Config = []string{"max_connections=50"}
+		wp.Spec.Database.MySQL.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+		wp.Spec.Database.MySQL.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	})
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		db := &appsv1alpha1.MySQL{}
+		if err := exists(ctx, ns, "blog-mysql", db); err != nil {
+			return err
+		}
+		if db.Spec.NodeSelector["disk"] != "ssd" || len(db.Spec.Config) != 1 || db.Spec.Resources.Limits.Memory().IsZero() ||
+			len(db.Spec.Tolerations) != 1 || db.Spec.Tolerations[0].Effect != corev1.TaintEffectNoSchedule {
+			return fmt.Errorf("MySQL spec = %+v", db.Spec)
+		}
+		return nil
+	})
+
+	patchSpec(t, ns, `{"spec":{"database":{"mysql":{"nodeSelector":null,"config":null,"resources":null,`+
+		`"tolerations":[{"key":"dedicated","operator":"Exists"}]}}}}`)
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		db := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})
+		if len(db.Spec.NodeSelector) != 0 || len(db.Spec.Config) != 0 || len(db.Spec.Resources.Limits) != 0 ||
+			len(db.Spec.Tolerations) != 1 || db.Spec.Tolerations[0].Effect != "" {
+			return fmt.Errorf("MySQL still holds removed fields: nodeSelector %v config %q resources %v tolerations %+v",
+				db.Spec.NodeSelector, db.Spec.Config, db.Spec.Resources, db.Spec.Tolerations)
+		}
+		return nil
+	})
+}

@@ -1,4 +1,5 @@
-// Package webserver builds the children of a WebServer: its Deployment and its Service.
+// Package webserver builds the children of a WebServer: its Deployment, its Service and the
+// ConfigMap of nginx's server block.
 package webserver
 
 import (
@@ -47,16 +48,19 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		// nginx never calls the Kubernetes API: its pods get no token to leak.
 		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
-		WithContainers(container(ws))
+		WithContainers(container(ws)).
+		WithVolumes(configVolumeSource(ws))
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
-	meta := corev1ac.PodTemplateSpec().
+	annotations := make(map[string]string, len(spec.PodAnnotations)+1)
+	for k, v := range spec.PodAnnotations {
+		annotations[k] = v
+	}
+	annotations[ConfigHashAnnotation] = configHash(NginxConfig(spec.Port))
+	return corev1ac.PodTemplateSpec().
 		// The managed-by label puts the pods in the operator's cache, which reads their status.
 		WithLabels(common.PodLabels(spec.PodLabels, common.Labels(selector, appsv1alpha1.ManagedByValue))).
+		WithAnnotations(annotations).
 		WithSpec(pod)
-	if len(spec.PodAnnotations) > 0 {
-		meta.WithAnnotations(spec.PodAnnotations)
-	}
-	return meta
 }
 
 func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration {
@@ -69,9 +73,10 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 		WithName(ContainerName).
 		WithImage(spec.Image).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
+		WithVolumeMounts(configMount()).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
 		WithReadinessProbe(corev1ac.Probe().
-			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/").WithPort(intstr.FromString(portName))).
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(HealthPath).WithPort(intstr.FromString(portName))).
 			WithPeriodSeconds(5)).
 		WithLivenessProbe(corev1ac.Probe().
 			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))).
