@@ -66,8 +66,10 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, pods
 	if complete {
 		status.TemplateHash = hash
 	}
+	// Pods being added (a scale up, a replacement) do not take away the availability the PodSet had.
+	starting := reconcile.StartingPods(ps.Status.Conditions, active, want)
 	reconcile.SetConditions(&status.Conditions, ps.Generation,
-		available(want, c),
+		available(want, c, starting),
 		progressing(want, c, complete, rollingOut),
 		degraded(active, reconcileErr))
 	return status
@@ -88,14 +90,17 @@ func podNames(members []member) []string {
 	return names
 }
 
-func available(want int32, c counts) reconcile.Condition {
+func available(want int32, c counts, starting int32) reconcile.Condition {
 	cond := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
 	switch {
 	case want == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonScaledToZero, "spec.replicas is 0: no pod serves"
-	case c.ready >= want:
+	case reconcile.ServesMinimum(c.ready, starting, want):
 		cond.Status, cond.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
+		if c.ready < want {
+			cond.Message += fmt.Sprintf(", %d starting", want-c.ready)
+		}
 	case c.replicas == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonCreating, "no pod exists yet"
 	default:

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestComputeStatus(t *testing.T) {
@@ -125,5 +127,28 @@ func TestUnreadablePodsKeepThePodList(t *testing.T) {
 		if c := meta.FindStatusCondition(got.Conditions, condType); c.Status != metav1.ConditionUnknown || c.Reason != "ReadFailed" {
 			t.Errorf("%s = %+v, want Unknown/ReadFailed", condType, c)
 		}
+	}
+}
+
+// TestScaleUpKeepsAvailable checks that pods being added to an Available PodSet do not make it
+// unavailable, while a pod that served and stopped does.
+func TestScaleUpKeepsAvailable(t *testing.T) {
+	ps := testPodSet(3, 1)
+	ps.Status = computeStatus(ps, newHash, pods(testPod("web-0"), testPod("web-1"), testPod("web-2")), nil, nil)
+	became := meta.FindStatusCondition(ps.Status.Conditions, "Available").LastTransitionTime
+	added := func(pod *corev1.Pod) { pod.CreationTimestamp = metav1.NewTime(became.Add(time.Minute)) }
+
+	ps.Spec.Replicas = ptr.To[int32](5)
+	for name, observed := range map[string][]corev1.Pod{
+		"new pods not created yet": pods(testPod("web-0"), testPod("web-1"), testPod("web-2")),
+		"new pods starting":        pods(testPod("web-0"), testPod("web-1"), testPod("web-2"), testPod("web-3", notReady, added), testPod("web-4", notReady, added)),
+	} {
+		if c := meta.FindStatusCondition(computeStatus(ps, newHash, observed, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionTrue {
+			t.Errorf("%s: Available = %+v, want True while capacity is added", name, c)
+		}
+	}
+	stopped := pods(testPod("web-0"), testPod("web-1", notReady), testPod("web-2"), testPod("web-3", added), testPod("web-4", added))
+	if c := meta.FindStatusCondition(computeStatus(ps, newHash, stopped, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionFalse {
+		t.Errorf("a serving pod stopped: Available = %+v, want False", c)
 	}
 }
