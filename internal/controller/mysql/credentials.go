@@ -69,12 +69,16 @@ func (r *Reconciler) refuseNewPasswordsForOldData(ctx context.Context, m *appsv1
 		return client.IgnoreNotFound(err)
 	}
 	claim := client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}
-	err := r.Client.APIReader.Get(ctx, claim, &corev1.PersistentVolumeClaim{})
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := r.Client.APIReader.Get(ctx, claim, pvc)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
 		return fmt.Errorf("get the data volume claim %s: %w", claim.Name, err)
+	case !pvc.DeletionTimestamp.IsZero():
+		// Its deletion, which the watch on claims reports, starts the next pass.
+		return fmt.Errorf("the data volume claim %s is being deleted: new passwords are made once it is gone", claim.Name)
 	}
 	return &credentialsLostError{secret: key.Name, claim: claim.Name}
 }
