@@ -75,20 +75,17 @@ func Retry(err error) error {
 }
 
 func waitsForDeletion(err error) bool {
-	switch e := err.(type) {
-	case *NameConflictError:
-		return e.Watched
-	case interface{ Unwrap() []error }:
-		for _, inner := range e.Unwrap() {
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, inner := range joined.Unwrap() {
 			if !waitsForDeletion(inner) {
 				return false
 			}
 		}
 		return true
-	case interface{ Unwrap() error }:
-		return waitsForDeletion(e.Unwrap())
 	}
-	return false
+	var conflict *NameConflictError
+	return errors.As(err, &conflict) && conflict.Watched
 }
 
 // ErrorReason is the Degraded reason for an error a pass returned: the reason the error gives
