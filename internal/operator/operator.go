@@ -176,14 +176,12 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
-	secretNames, err := newSecretNamesCache(mgr, cacheOptions.DefaultNamespaces)
-	if err != nil {
-		return nil, err
-	}
 	if err := (&mysql.Reconciler{
-		Client:      reconcile.NewClient(mgr, "mysql"),
-		Recorder:    mgr.GetEventRecorder(Name),
-		SecretNames: secretNames,
+		Client:   reconcile.NewClient(mgr, "mysql"),
+		Recorder: mgr.GetEventRecorder(Name),
+		NewSecretNames: func() (cache.Cache, error) {
+			return newSecretNamesCache(mgr, cacheOptions.DefaultNamespaces)
+		},
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
 	}

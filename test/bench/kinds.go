@@ -40,6 +40,7 @@ var kinds = []benchKind{
 		children: func(cr client.Object) []client.Object {
 			ws := cr.(*appsv1alpha1.WebServer)
 			return []client.Object{
+				typedFrom[corev1.ConfigMap](webserver.ConfigMap(ws)),
 				typedFrom[appsv1.Deployment](webserver.Deployment(ws)),
 				typedFrom[corev1.Service](webserver.Service(ws)),
 			}

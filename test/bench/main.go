@@ -31,6 +31,7 @@ type options struct {
 	idle         time.Duration
 	selfHeals    int
 	unrelated    int
+	rivals       int
 	nodes        int
 	binary       string
 	dir          string
@@ -47,6 +48,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.idle, "idle", 60*time.Second, "how long to watch the converged operator for writes")
 	flag.IntVar(&o.selfHeals, "self-heals", 20, "children deleted one at a time to time their return")
 	flag.IntVar(&o.unrelated, "unrelated", 10000, "unrelated ConfigMaps, Secrets and Pods created in other namespaces first")
+	flag.IntVar(&o.rivals, "rivals", 10, "WebServers and Memcacheds given a resource of the other kind of the same name, which must wait without writes")
 	flag.IntVar(&o.nodes, "nodes", 10, "simulated nodes")
 	flag.StringVar(&o.binary, "operator", "bin/appkeeper", "the operator binary, run out of process")
 	flag.StringVar(&o.dir, "dir", ".appkeeper/bench", "state directory of the local cluster")

@@ -400,6 +400,9 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		return err
 	}
 	r.SettledS = round2(time.Since(start).Seconds())
+	if r.Rivals, err = b.createRivals(ctx, k, n, ns); err != nil {
+		return err
+	}
 	converged, err = op.metrics(ctx)
 	if err != nil {
 		return err

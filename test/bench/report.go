@@ -21,26 +21,29 @@ type result struct {
 	CreationRequestsPerCR map[string]float64 `json:"creation_requests_per_cr"`
 	CreationWritesPerCR   map[string]float64 `json:"creation_writes_per_cr"`
 	Conflicts409          float64            `json:"conflicts_409"`
-	IdleWrites60s         float64            `json:"idle_writes_60s"`
-	IdleReconciles60s     float64            `json:"idle_reconciles_60s"`
-	IdleWritesByMethod    map[string]float64 `json:"idle_writes_by_method,omitempty"`
-	RSSMiB                float64            `json:"rss_mib"`
-	RSSStartMiB           float64            `json:"rss_start_mib"`
-	RSSPerCRKiB           float64            `json:"rss_per_cr_kib"`
-	HeapStartMiB          float64            `json:"heap_inuse_start_mib"`
-	HeapMiB               float64            `json:"heap_inuse_mib"`
-	HeapLiveMiB           float64            `json:"heap_inuse_after_gc_mib,omitempty"`
-	SettledS              float64            `json:"settled_s"`
-	CPUS                  float64            `json:"cpu_s"`
-	ReconcileP50MS        float64            `json:"reconcile_p50_ms"`
-	ReconcileP99MS        float64            `json:"reconcile_p99_ms"`
-	SteadyReconcileP50MS  float64            `json:"steady_reconcile_p50_ms"`
-	SteadyReconcileP99MS  float64            `json:"steady_reconcile_p99_ms"`
-	SelfHealP50MS         float64            `json:"selfheal_p50_ms"`
-	SelfHealP99MS         float64            `json:"selfheal_p99_ms"`
-	FloorSingleMS         float64            `json:"floor_single_ms"`
-	FloorSingleP99MS      float64            `json:"floor_single_p99_ms"`
-	Timeline              timeline           `json:"timeline"`
+	// Rivals is how many resources of another kind waited, during the idle period, for a name
+	// an instance holds.
+	Rivals               int                `json:"rivals"`
+	IdleWrites60s        float64            `json:"idle_writes_60s"`
+	IdleReconciles60s    float64            `json:"idle_reconciles_60s"`
+	IdleWritesByMethod   map[string]float64 `json:"idle_writes_by_method,omitempty"`
+	RSSMiB               float64            `json:"rss_mib"`
+	RSSStartMiB          float64            `json:"rss_start_mib"`
+	RSSPerCRKiB          float64            `json:"rss_per_cr_kib"`
+	HeapStartMiB         float64            `json:"heap_inuse_start_mib"`
+	HeapMiB              float64            `json:"heap_inuse_mib"`
+	HeapLiveMiB          float64            `json:"heap_inuse_after_gc_mib,omitempty"`
+	SettledS             float64            `json:"settled_s"`
+	CPUS                 float64            `json:"cpu_s"`
+	ReconcileP50MS       float64            `json:"reconcile_p50_ms"`
+	ReconcileP99MS       float64            `json:"reconcile_p99_ms"`
+	SteadyReconcileP50MS float64            `json:"steady_reconcile_p50_ms"`
+	SteadyReconcileP99MS float64            `json:"steady_reconcile_p99_ms"`
+	SelfHealP50MS        float64            `json:"selfheal_p50_ms"`
+	SelfHealP99MS        float64            `json:"selfheal_p99_ms"`
+	FloorSingleMS        float64            `json:"floor_single_ms"`
+	FloorSingleP99MS     float64            `json:"floor_single_p99_ms"`
+	Timeline             timeline           `json:"timeline"`
 }
 
 // timeline is when each stage of creation was done, in seconds from the first create: it tells
@@ -76,13 +79,13 @@ func (r result) timelineRow() string {
 		t.ReconcilesPerCR, t.CPUMSPerReconcile, t.ServerWriteP50MS, t.ServerWriteP99MS)
 }
 
-const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
-	"| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | rivals waiting | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
+	"| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 
 func (r result) row() string {
-	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %s | %.0f | %.0f | %.0f | %.0f → %.0f | %.0f | %.0f → %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |",
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %s | %.0f | %d | %.0f | %.0f | %.0f → %.0f | %.0f | %.0f → %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |",
 		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, perCR(r.CreationRequestsPerCR), perCR(r.CreationWritesPerCR),
-		r.Conflicts409, r.IdleWrites60s, r.IdleReconciles60s, r.RSSStartMiB, r.RSSMiB, r.RSSPerCRKiB, r.HeapStartMiB, r.HeapMiB, r.CPUS,
+		r.Conflicts409, r.Rivals, r.IdleWrites60s, r.IdleReconciles60s, r.RSSStartMiB, r.RSSMiB, r.RSSPerCRKiB, r.HeapStartMiB, r.HeapMiB, r.CPUS,
 		r.ReconcileP50MS, r.ReconcileP99MS, r.SteadyReconcileP50MS, r.SteadyReconcileP99MS,
 		r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS, r.FloorSingleP99MS)
 }

@@ -21,9 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
@@ -34,9 +32,12 @@ import (
 type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
-	// SecretNames holds the names of the Secrets in the watched namespaces, so that a MySQL whose
-	// referenced Secret is created or changed is reconciled at once.
-	SecretNames cache.Cache
+	// NewSecretNames makes a cache of the names of the Secrets in the watched namespaces, so that a
+	// MySQL whose referenced Secret is created or changed is reconciled at once. It is called the
+	// first time a MySQL references a Secret.
+	NewSecretNames func() (cache.Cache, error)
+
+	referencedSecrets referencedSecretWatch
 
 	wedged reconcile.WedgedDeletions
 }
@@ -248,9 +249,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
 	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
-	referenced := &metav1.PartialObjectMetadata{}
-	referenced.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return ctrl.NewControllerManagedBy(mgr).
+	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -262,14 +261,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.ConfigMap{}, freed).
 		Watches(&corev1.Secret{}, freed).
-		WatchesRawSource(source.Kind(r.SecretNames, referenced,
-			handler.TypedEnqueueRequestsFromMapFunc(r.referencingMySQLs))).
 		// The StatefulSet owns the server's pod; its labels link it, for Degraded and for
 		// replacing a pod an older spec left broken.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.referencedSecrets = referencedSecretWatch{newNames: r.NewSecretNames, ctl: ctl, mapFunc: r.referencingMySQLs}
+	return nil
 }
 
 // referencingMySQLs maps a Secret to the MySQLs in its namespace that reference it.

@@ -84,8 +84,12 @@ func (r *Reconciler) refuseNewPasswordsForOldData(ctx context.Context, m *appsv1
 }
 
 // checkReferencedSecret reads a user's Secret from the API server: the cache holds only Secrets
-// appkeeper manages. A watch on Secrets' metadata brings the MySQL back when it appears or changes.
+// appkeeper manages. A watch on Secrets' names, started here the first time, brings the MySQL back
+// when the Secret appears or changes.
 func (r *Reconciler) checkReferencedSecret(ctx context.Context, m *appsv1alpha1.MySQL, name string) error {
+	if err := r.referencedSecrets.ensure(); err != nil {
+		return fmt.Errorf("watch the Secrets MySQLs reference: %w", err)
+	}
 	secret := &corev1.Secret{}
 	if err := r.Client.APIReader.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, secret); err != nil {
 		return fmt.Errorf("spec.credentialsSecretRef: Secret %s/%s: %w", m.Namespace, name, err)

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+// rivalKinds maps a kind to the kind whose resource of the same name wants a child of the same
+// name: a WebServer and a Memcached both name their Service after themselves.
+var rivalKinds = map[string]string{"WebServer": "Memcached", "Memcached": "WebServer"}
+
+// createRivals creates, for the first o.rivals instances of k in ns, a resource of the rival kind
+// with the same name, and waits until each reports the name conflict with its other children
+// ready. The idle period that follows then measures an operator with such pairs present, which
+// must neither write nor retry: the first owner keeps the name.
+func (b *bench) createRivals(ctx context.Context, k benchKind, n int, ns string) (int, error) {
+	rival, ok := kindNamed(rivalKinds[k.name])
+	count := min(b.o.rivals, n)
+	if !ok || count == 0 {
+		return 0, nil
+	}
+	sample := rival.newCR(ns, "")
+	conflicted, err := watchReady(ctx, b.cluster.Config, ns, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": sample.GetAPIVersion(), "kind": sample.GetKind()}}, crNameConflict)
+	if err != nil {
+		return 0, err
+	}
+	defer conflicted.stop()
+	if err := parallel(count, func(i int) error {
+		return b.c.Create(ctx, rival.newCR(ns, instanceName(k, i)))
+	}); err != nil {
+		return 0, fmt.Errorf("create rivals: %w", err)
+	}
+	return count, conflicted.waitCount(ctx, count, convergeTimeout)
+}
+
+func kindNamed(name string) (benchKind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return benchKind{}, false
+}
+
+// crNameConflict is true when an appkeeper resource is Available, no longer Progressing, and
+// Degraded for a name another resource holds.
+func crNameConflict(obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || !crSettled(obj) {
+		return false
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conditions {
+		if c, ok := raw.(map[string]any); ok && c["type"] == appsv1alpha1.ConditionDegraded {
+			return c["status"] == "True" && c["reason"] == appsv1alpha1.ReasonNameConflict
+		}
+	}
+	return false
+}
