@@ -421,6 +421,14 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	}
 	r.IdleWrites60s = idle.writes() - converged.writes()
 	r.IdleReconciles60s = idle.reconciles - converged.reconciles
+	for controller, count := range idle.reconcilesBy {
+		if d := count - converged.reconcilesBy[controller]; d > 0 {
+			if r.IdleReconcilesByController == nil {
+				r.IdleReconcilesByController = map[string]float64{}
+			}
+			r.IdleReconcilesByController[controller] = d
+		}
+	}
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 		if d := idle.requests[method] - converged.requests[method]; d > 0 {
 			if r.IdleWritesByMethod == nil {

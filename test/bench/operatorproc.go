@@ -180,8 +180,10 @@ type snapshot struct {
 	requests   map[string]float64 // by HTTP method
 	conflicts  float64            // responses with code 409
 	reconciles float64
-	buckets    map[float64]float64 // reconcile time histogram, cumulative by upper bound
-	heapInuse  float64             // bytes in in-use heap spans
+	// reconcilesBy counts the reconciles by controller.
+	reconcilesBy map[string]float64
+	buckets      map[float64]float64 // reconcile time histogram, cumulative by upper bound
+	heapInuse    float64             // bytes in in-use heap spans
 }
 
 func (p *operatorProcess) metrics(ctx context.Context) (*snapshot, error) {
@@ -203,7 +205,7 @@ func parseMetrics(r io.Reader) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &snapshot{requests: map[string]float64{}, buckets: map[float64]float64{}}
+	s := &snapshot{requests: map[string]float64{}, reconcilesBy: map[string]float64{}, buckets: map[float64]float64{}}
 	for _, m := range families["rest_client_requests_total"].GetMetric() {
 		method, code := label(m, "method"), label(m, "code")
 		s.requests[method] += m.GetCounter().GetValue()
@@ -213,6 +215,7 @@ func parseMetrics(r io.Reader) (*snapshot, error) {
 	}
 	for _, m := range families["controller_runtime_reconcile_total"].GetMetric() {
 		s.reconciles += m.GetCounter().GetValue()
+		s.reconcilesBy[label(m, "controller")] += m.GetCounter().GetValue()
 	}
 	for _, m := range families["go_memstats_heap_inuse_bytes"].GetMetric() {
 		s.heapInuse += m.GetGauge().GetValue()

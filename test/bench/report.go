@@ -23,27 +23,28 @@ type result struct {
 	Conflicts409          float64            `json:"conflicts_409"`
 	// Rivals is how many resources of another kind waited, during the idle period, for a name
 	// an instance holds.
-	Rivals               int                `json:"rivals"`
-	IdleWrites60s        float64            `json:"idle_writes_60s"`
-	IdleReconciles60s    float64            `json:"idle_reconciles_60s"`
-	IdleWritesByMethod   map[string]float64 `json:"idle_writes_by_method,omitempty"`
-	RSSMiB               float64            `json:"rss_mib"`
-	RSSStartMiB          float64            `json:"rss_start_mib"`
-	RSSPerCRKiB          float64            `json:"rss_per_cr_kib"`
-	HeapStartMiB         float64            `json:"heap_inuse_start_mib"`
-	HeapMiB              float64            `json:"heap_inuse_mib"`
-	HeapLiveMiB          float64            `json:"heap_inuse_after_gc_mib,omitempty"`
-	SettledS             float64            `json:"settled_s"`
-	CPUS                 float64            `json:"cpu_s"`
-	ReconcileP50MS       float64            `json:"reconcile_p50_ms"`
-	ReconcileP99MS       float64            `json:"reconcile_p99_ms"`
-	SteadyReconcileP50MS float64            `json:"steady_reconcile_p50_ms"`
-	SteadyReconcileP99MS float64            `json:"steady_reconcile_p99_ms"`
-	SelfHealP50MS        float64            `json:"selfheal_p50_ms"`
-	SelfHealP99MS        float64            `json:"selfheal_p99_ms"`
-	FloorSingleMS        float64            `json:"floor_single_ms"`
-	FloorSingleP99MS     float64            `json:"floor_single_p99_ms"`
-	Timeline             timeline           `json:"timeline"`
+	Rivals                     int                `json:"rivals"`
+	IdleWrites60s              float64            `json:"idle_writes_60s"`
+	IdleReconciles60s          float64            `json:"idle_reconciles_60s"`
+	IdleWritesByMethod         map[string]float64 `json:"idle_writes_by_method,omitempty"`
+	IdleReconcilesByController map[string]float64 `json:"idle_reconciles_by_controller,omitempty"`
+	RSSMiB                     float64            `json:"rss_mib"`
+	RSSStartMiB                float64            `json:"rss_start_mib"`
+	RSSPerCRKiB                float64            `json:"rss_per_cr_kib"`
+	HeapStartMiB               float64            `json:"heap_inuse_start_mib"`
+	HeapMiB                    float64            `json:"heap_inuse_mib"`
+	HeapLiveMiB                float64            `json:"heap_inuse_after_gc_mib,omitempty"`
+	SettledS                   float64            `json:"settled_s"`
+	CPUS                       float64            `json:"cpu_s"`
+	ReconcileP50MS             float64            `json:"reconcile_p50_ms"`
+	ReconcileP99MS             float64            `json:"reconcile_p99_ms"`
+	SteadyReconcileP50MS       float64            `json:"steady_reconcile_p50_ms"`
+	SteadyReconcileP99MS       float64            `json:"steady_reconcile_p99_ms"`
+	SelfHealP50MS              float64            `json:"selfheal_p50_ms"`
+	SelfHealP99MS              float64            `json:"selfheal_p99_ms"`
+	FloorSingleMS              float64            `json:"floor_single_ms"`
+	FloorSingleP99MS           float64            `json:"floor_single_p99_ms"`
+	Timeline                   timeline           `json:"timeline"`
 }
 
 // timeline is when each stage of creation was done, in seconds from the first create: it tells
