@@ -45,6 +45,14 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	if err != nil {
 		return Unchanged, before, err
 	}
+	if found && hasLegacyApplyEntry(live.GetManagedFields()) {
+		stale := live.DeepCopyObject().(client.Object)
+		defer func() {
+			if err == nil {
+				err = dropLegacyFieldOwner(ctx, c, stale)
+			}
+		}()
+	}
 	result = Created
 	if found {
 		result = Updated

@@ -44,6 +44,11 @@ func ApplyObject(ctx context.Context, c Client, desired, live client.Object) (Re
 		if err != nil {
 			return Unchanged, fmt.Errorf("convert %s %s: %w", gvk.Kind, key, err)
 		}
+		if hasLegacyApplyEntry(live.GetManagedFields()) {
+			if err := dropLegacyFieldOwner(ctx, c, live.DeepCopyObject().(client.Object)); err != nil {
+				return Unchanged, err
+			}
+		}
 		same, err := appliedFieldsMatch(have, want, live.GetManagedFields(), c.FieldOwner)
 		if err != nil {
 			return Unchanged, fmt.Errorf("compare %s %s: %w", gvk.Kind, key, err)

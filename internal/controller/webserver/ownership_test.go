@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -99,4 +100,33 @@ func waitDegraded(t *testing.T, ns, reason string) *appsv1alpha1.WebServer {
 		return nil
 	})
 	return ws
+}
+
+// TestEarlierSharedFieldManagerIsDropped checks that the apply entry of the field manager all
+// controllers shared in earlier versions is removed from a child, so that it cannot keep fields
+// the operator no longer sets.
+func TestEarlierSharedFieldManagerIsDropped(t *testing.T) {
+	ns := newNamespace(t)
+	createWebServer(t, ns, 1, "nginx:1.27")
+	childrenExist(t, ns)
+	earlier := corev1ac.Service("web", ns).WithLabels(map[string]string{"set-by": "an-earlier-version"})
+	if err := k8s.Apply(context.Background(), earlier, client.FieldOwner("appkeeper"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		svc := &corev1.Service{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
+			return err
+		}
+		var managers []string
+		for _, e := range svc.ManagedFields {
+			managers = append(managers, string(e.Operation)+" by "+e.Manager)
+		}
+		list := strings.Join(managers, ",")
+		if strings.Contains(list, "Apply by appkeeper,") || strings.HasSuffix(list, "Apply by appkeeper") ||
+			!strings.Contains(list, "Apply by appkeeper-webserver") {
+			return fmt.Errorf("the Service is managed by %s, want appkeeper-webserver's apply and not the earlier shared one", list)
+		}
+		return nil
+	})
 }
