@@ -56,11 +56,7 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	result = Created
 	if found {
 		result = Updated
-		desiredMap, err := toMap(desired)
-		if err != nil {
-			return Unchanged, before, err
-		}
-		if err := checkOwnership(c, owner, live, (&unstructured.Unstructured{Object: desiredMap}).GetLabels()); err != nil {
+		if err := checkOwnership(c, owner, live); err != nil {
 			return Unchanged, before, err
 		}
 		before = live.DeepCopyObject().(T)

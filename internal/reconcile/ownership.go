@@ -116,10 +116,10 @@ func readLive(ctx context.Context, c Client, key client.ObjectKey, live client.O
 }
 
 // checkOwnership returns a NameConflictError unless live belongs to owner: owner is its controller,
-// or it has no controller, appkeeper wrote it, and it names no other instance, as a volume or Secret
-// kept past a former owner of the same name does. wantLabels are the labels the operator gives the
-// child.
-func checkOwnership(c Client, owner, live client.Object, wantLabels map[string]string) error {
+// or it has no controller, appkeeper wrote it, and it names no other instance (every child's
+// instance label is its owner's name), as a volume or Secret kept past a former owner of the same
+// name does.
+func checkOwnership(c Client, owner, live client.Object) error {
 	if ref := metav1.GetControllerOf(live); ref != nil {
 		if ref.UID == owner.GetUID() {
 			return nil
@@ -127,7 +127,7 @@ func checkOwnership(c Client, owner, live client.Object, wantLabels map[string]s
 		return conflict(c, owner, live, ref.Kind+" "+ref.Name)
 	}
 	instance, labelled := live.GetLabels()[appsv1alpha1.LabelInstance]
-	if writtenByOperator(live) && (!labelled || instance == wantLabels[appsv1alpha1.LabelInstance]) {
+	if writtenByOperator(live) && (!labelled || instance == owner.GetName()) {
 		return nil
 	}
 	return conflict(c, owner, live, "")
