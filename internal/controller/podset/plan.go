@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 )
 
@@ -115,7 +116,7 @@ func (p plan) replacesStale() bool {
 func staleToReplace(kept []member, hash string, want, maxUnavailable int) []deletion {
 	ready := 0
 	for _, m := range kept {
-		if isReady(m.pod) {
+		if reconcile.PodReady(m.pod) {
 			ready++
 		}
 	}
@@ -125,7 +126,7 @@ func staleToReplace(kept []member, hash string, want, maxUnavailable int) []dele
 		if isCurrent(m.pod, hash) {
 			continue
 		}
-		if isReady(m.pod) {
+		if reconcile.PodReady(m.pod) {
 			if budget <= 0 {
 				continue
 			}
@@ -141,7 +142,7 @@ func staleToReplace(kept []member, hash string, want, maxUnavailable int) []dele
 func removalOrder(hash string) func(a, b member) int {
 	rank := func(pod *corev1.Pod) int {
 		r := 0
-		if isReady(pod) {
+		if reconcile.PodReady(pod) {
 			r += 2
 		}
 		if isCurrent(pod, hash) {
@@ -163,13 +164,4 @@ func isCurrent(pod *corev1.Pod, hash string) bool {
 
 func isFinished(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

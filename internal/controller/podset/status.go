@@ -46,7 +46,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, pods
 		}
 		active = append(active, *pod)
 		c.replicas++
-		if isReady(pod) {
+		if reconcile.PodReady(pod) {
 			c.ready++
 		}
 		if isCurrent(pod, hash) {
