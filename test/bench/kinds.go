@@ -137,9 +137,16 @@ func crSettled(obj client.Object) bool {
 // crCondition is true when an appkeeper resource reports condition type with status for its
 // generation.
 func crCondition(obj client.Object, conditionType string, status metav1.ConditionStatus) bool {
+	c, ok := crConditionOf(obj, conditionType)
+	return ok && c["status"] == string(status)
+}
+
+// crConditionOf is the condition of type conditionType that an appkeeper resource reports for its
+// generation.
+func crConditionOf(obj client.Object, conditionType string) (map[string]any, bool) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return false
+		return nil, false
 	}
 	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, raw := range conditions {
@@ -148,7 +155,7 @@ func crCondition(obj client.Object, conditionType string, status metav1.Conditio
 			continue
 		}
 		generation, _, _ := unstructured.NestedInt64(c, "observedGeneration")
-		return c["status"] == string(status) && generation == u.GetGeneration()
+		return c, generation == u.GetGeneration()
 	}
-	return false
+	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,15 +52,7 @@ func kindNamed(name string) (benchKind, bool) {
 // crNameConflict is true when an appkeeper resource is Available, no longer Progressing, and
 // Degraded for a name another resource holds.
 func crNameConflict(obj client.Object) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || !crSettled(obj) {
-		return false
-	}
-	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, raw := range conditions {
-		if c, ok := raw.(map[string]any); ok && c["type"] == appsv1alpha1.ConditionDegraded {
-			return c["status"] == "True" && c["reason"] == appsv1alpha1.ReasonNameConflict
-		}
-	}
-	return false
+	degraded, ok := crConditionOf(obj, appsv1alpha1.ConditionDegraded)
+	return ok && crSettled(obj) && degraded["status"] == string(metav1.ConditionTrue) &&
+		degraded["reason"] == appsv1alpha1.ReasonNameConflict
 }
