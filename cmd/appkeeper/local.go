@@ -91,9 +91,16 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 		defer stopOperator()
 	}
 	if o.samples {
-		if err := applySamples(ctx, cluster.Config); err != nil {
+		if err := applySamples(ctx, cluster.Config, o.realNode); err != nil {
 			return err
 		}
+	}
+	if o.samples && o.realNode {
+		url, err := wordPressURL(ctx, cluster.Config)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("the WordPress sample answers on this host: curl %s\n", url)
 	}
 	fmt.Printf("ready: export KUBECONFIG=%s\n", cluster.KubeconfigPath)
 	if o.showSamples {
@@ -156,5 +163,6 @@ func showAppkeeper(ctx context.Context, binDir, kubeconfig string) error {
 	return nil
 }
 
-// sampleTimeout bounds the wait for the samples; on the local cluster they are Available in seconds.
-const sampleTimeout = 3 * time.Minute
+// sampleTimeout bounds the wait for the samples: on simulated nodes they are Available in seconds,
+// on a real node once MySQL has initialised its data and WordPress has connected to it.
+const sampleTimeout = 6 * time.Minute
