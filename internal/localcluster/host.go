@@ -229,7 +229,11 @@ func restoreHost(was *HostState, nodeDirs []string) error {
 	}
 	for _, link := range now.Links {
 		if !slices.Contains(was.Links, link) {
-			if out, err := exec.Command("ip", "link", "delete", link).CombinedOutput(); err != nil {
+			// A pod's end of the bridge goes with its network namespace, maybe only now.
+			if _, err := os.Stat(filepath.Join("/sys/class/net", link)); err != nil {
+				continue
+			}
+			if out, err := exec.Command("ip", "link", "delete", link).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
 				errs = append(errs, fmt.Errorf("deleting interface %s: %w: %s", link, err, out))
 			}
 		}

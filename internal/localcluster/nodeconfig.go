@@ -52,18 +52,26 @@ func (p nodePaths) apiserverKey() string    { return p.path("pki", "apiserver-ku
 // Volumes holds the directories of the claims the real node mounts.
 func (p nodePaths) volumes() string { return p.path("volumes") }
 
-// containerdConfig runs containerd with everything under the node's directory. The OOM score
+// containerdConfig runs containerd with everything under the node's directory, without the
+// plugin socket and configuration folders it would otherwise read or make on the host. The OOM score
 // containerd gives sandboxes needs CAP_SYS_RESOURCE, which some virtual machines withhold from
 // root; restricting it to the kubelet's own keeps pods starting there.
 func containerdConfig(p nodePaths) string {
 	return fmt.Sprintf(`version = 3
 root = %[1]q
 state = %[2]q
-
-[grpc]
-  address = %[3]q
+imports = []
 
 [plugins]
+  [plugins.'io.containerd.server.v1.grpc']
+    address = %[3]q
+  [plugins.'io.containerd.server.v1.ttrpc']
+    address = %[8]q
+  [plugins.'io.containerd.internal.v1.opt']
+    path = %[9]q
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+
   [plugins.'io.containerd.cri.v1.images']
     snapshotter = 'overlayfs'
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
@@ -84,7 +92,8 @@ state = %[2]q
       bin_dirs = [%[6]q]
       conf_dir = %[7]q
       max_conf_num = 1
-`, p.path("containerd", "root"), p.path("containerd", "state"), p.containerdSocket(), PauseImage, runcPath, cniBinDir, p.cniConfDir())
+`, p.path("containerd", "root"), p.path("containerd", "state"), p.containerdSocket(), PauseImage, runcPath, cniBinDir, p.cniConfDir(),
+		p.containerdSocket()+".ttrpc", p.path("containerd", "opt"))
 }
 
 // cniConfig attaches pods to the bridge, with addresses from podCIDR kept under the node's

@@ -144,6 +144,8 @@ func (n *realNode) configureAPIServer(api *envtest.APIServer) {
 	api.Configure().Set("kubelet-client-key", n.paths.apiserverKey())
 	api.Configure().Set("authorization-mode", "Node", "RBAC")
 	api.Configure().Set("enable-admission-plugins", "NodeRestriction")
+	// The node's name is not a host name this machine resolves; its address is.
+	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
 }
 
 // start runs the node's processes, each one once what it needs is there.
