@@ -107,6 +107,10 @@ node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables
 demo: build controlplane ## Start the local cluster with the operator and the samples; Ctrl-C stops it.
 	$(BIN)/appkeeper local up --samples --show-samples
 
+.PHONY: demo-real
+demo-real: build controlplane node-deps node images ## Like demo, with a real node (root): the samples run real containers.
+	$(BIN)/appkeeper local up --real-node --samples --show-samples
+
 .PHONY: run
 run: build ## Run the operator against the current kubeconfig.
 	$(BIN)/appkeeper

@@ -1,0 +1,95 @@
+//go:build real
+
+// Package restart checks that a real node killed without a chance to clean up leaves nothing
+// behind once the next local cluster has started and stopped.
+package restart
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/appkeeper/appkeeper/internal/localcluster"
+)
+
+func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
+	appkeeper := filepath.Join(filepath.Dir(localcluster.DefaultBinDir()), "appkeeper")
+	if _, err := os.Stat(appkeeper); err != nil {
+		t.Fatalf("%s: run \"make build\" first", appkeeper)
+	}
+	before, err := localcluster.ReadHostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+
+	first := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-node", "--nodes=1", "--no-operator", "--dir", dir)
+	out, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Stderr = os.Stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, out)
+	kubectl := filepath.Join(localcluster.DefaultBinDir(), "kubectl")
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", filepath.Join(dir, "kubeconfig")}, args...)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+	}
+	// A running container leaves a shim, a network namespace, mounts and cgroups behind.
+	run("run", "sleeper", "--image="+localcluster.LocalBusyboxImage, "--restart=Never", "--command", "--", "sleep", "3600")
+	run("wait", "--for=condition=Ready", "pod/sleeper", "--timeout=2m")
+
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if diff := before.Diff(mustReadHostState(t)); len(diff) == 0 {
+		t.Fatal("the killed cluster changed nothing on the host: the test proves nothing")
+	}
+
+	second := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-node", "--nodes=1", "--no-operator", "--exit-when-ready", "--dir", dir)
+	if b, err := second.CombinedOutput(); err != nil {
+		t.Fatalf("local up after a killed one: %v\n%s", err, b)
+	}
+	if diff := before.Diff(mustReadHostState(t)); len(diff) > 0 {
+		t.Errorf("left on the host after a killed cluster and a clean one:\n%s", strings.Join(diff, "\n"))
+	}
+}
+
+func waitReady(t *testing.T, out interface{ Read([]byte) (int, error) }) {
+	t.Helper()
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "ready:") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return
+		}
+	}
+	t.Fatal("local up exited before it was ready")
+}
+
+func mustReadHostState(t *testing.T) *localcluster.HostState {
+	t.Helper()
+	s, err := localcluster.ReadHostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
