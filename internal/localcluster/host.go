@@ -283,7 +283,8 @@ func unmountUnder(dirs, before []string) []error {
 	var errs []error
 	for i := len(mounts) - 1; i >= 0; i-- {
 		m := mounts[i]
-		if slices.Contains(before, m) || !(underAny(m, dirs) || strings.HasPrefix(m, "/run/netns/") || strings.HasPrefix(m, "/run/containerd/")) {
+		nodes := underAny(m, dirs) || strings.HasPrefix(m, "/run/netns/") || strings.HasPrefix(m, "/run/containerd/")
+		if !nodes || slices.Contains(before, m) {
 			continue
 		}
 		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
@@ -330,7 +331,11 @@ func cgroupProcesses(name string) []int {
 	controllers, _ := os.ReadDir(cgroupRoot)
 	for _, c := range controllers {
 		_ = filepath.WalkDir(filepath.Join(cgroupRoot, c.Name(), name), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			// A group that goes while it is walked, or is not there at all, holds no process.
+			if err != nil {
+				return nil //nolint:nilerr
+			}
+			if d.IsDir() || d.Name() != "cgroup.procs" {
 				return nil
 			}
 			data, _ := os.ReadFile(path)
