@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -65,7 +66,14 @@ type HostState struct {
 	Cgroups []string `json:"cgroups"`
 	// Mounts are the mount points.
 	Mounts []string `json:"mounts"`
+	// Processes are the running programs of a real node, as "name pid".
+	Processes []string `json:"processes"`
+	// NodeDir is, in the record a real node keeps, the directory of its state.
+	NodeDir string `json:"nodeDir,omitempty"`
 }
+
+// nodePrograms are the programs of a real node that run as processes of the host.
+var nodePrograms = []string{"containerd", "containerd-shim-runc-v2", "kubelet", "kube-proxy", "coredns"}
 
 // ReadHostState reads the parts of the host a real node changes.
 func ReadHostState() (*HostState, error) {
@@ -96,6 +104,11 @@ func ReadHostState() (*HostState, error) {
 	if s.Mounts, err = mountPoints(); err != nil {
 		return nil, err
 	}
+	for _, pid := range processes(func(int, []string) bool { return true }) {
+		if name := programName(pid); slices.Contains(nodePrograms, name) {
+			s.Processes = append(s.Processes, fmt.Sprintf("%s %d", name, pid))
+		}
+	}
 	return s, nil
 }
 
@@ -114,6 +127,7 @@ func (s *HostState) Diff(other *HostState) []string {
 	out = append(out, listDiff("path", s.Paths, other.Paths)...)
 	out = append(out, listDiff("cgroup", s.Cgroups, other.Cgroups)...)
 	out = append(out, listDiff("mount", s.Mounts, other.Mounts)...)
+	out = append(out, listDiff("process", s.Processes, other.Processes)...)
 	return out
 }
 
@@ -368,4 +382,13 @@ func commandError(err error) error {
 		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(exitErr.Stderr)))
 	}
 	return err
+}
+
+// programName is the file name of the program pid runs, or empty.
+func programName(pid int) string {
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	if err != nil {
+		return ""
+	}
+	return filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
 }

@@ -95,7 +95,8 @@ func (c *Cluster) prepareRealNode() error {
 	c.node = n
 	if was, err := loadHostState(); err == nil {
 		n.log("restoring the host from a real node that was not stopped", "record", hostStatePath())
-		n.killProcesses()
+		earlier := &realNode{paths: nodePaths{root: was.NodeDir}}
+		earlier.killProcesses()
 		if err := restoreHost(was, []string{"/"}); err != nil {
 			return fmt.Errorf("restoring the host after an earlier real node: %w", err)
 		}
@@ -104,7 +105,9 @@ func (c *Cluster) prepareRealNode() error {
 	if err != nil {
 		return err
 	}
-	if err := saveHostState(was); err != nil {
+	record := *was
+	record.NodeDir = n.paths.root
+	if err := saveHostState(&record); err != nil {
 		return fmt.Errorf("recording the host's state in %s: %w", hostStateDir, err)
 	}
 	n.was = was
@@ -327,11 +330,8 @@ func (n *realNode) killProcesses() {
 			_ = ch.stop(stopGrace)
 		}
 	}
-	shim := filepath.Join(n.bin, "containerd-"+ContainerdVersion, "containerd-shim-runc-v2")
 	for range 50 {
-		pids := append(cgroupProcesses("kubepods"), processes(func(_ int, args []string) bool {
-			return len(args) > 0 && args[0] == shim
-		})...)
+		pids := append(cgroupProcesses("kubepods"), n.shims()...)
 		if len(pids) == 0 {
 			break
 		}
@@ -341,6 +341,14 @@ func (n *realNode) killProcesses() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	_ = stopChildren(n.children)
+}
+
+// shims are the processes containerd started for the node's pods: they outlive containerd.
+func (n *realNode) shims() []int {
+	socket := n.paths.containerdSocket()
+	return processes(func(_ int, args []string) bool {
+		return len(args) > 0 && filepath.Base(args[0]) == "containerd-shim-runc-v2" && slices.Contains(args, socket)
+	})
 }
 
 // stop ends the node's processes and puts the host back as it was.
