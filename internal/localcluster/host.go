@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // hostStateDir keeps what the real node must put back: tmpfs, so that it goes with a reboot, which
@@ -370,10 +371,15 @@ func removeAll(path string) error {
 	if errs := unmountUnder([]string{path}, nil); len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	if err := os.RemoveAll(path); err != nil {
-		return fmt.Errorf("removing %s: %w", path, err)
+	// The shims and containers just killed may still be letting go of their bundles.
+	var err error
+	for range 20 {
+		if err = os.RemoveAll(path); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return nil
+	return fmt.Errorf("removing %s: %w", path, err)
 }
 
 func commandError(err error) error {

@@ -111,7 +111,7 @@ func (c *Cluster) prepareRealNode() error {
 		return fmt.Errorf("recording the host's state in %s: %w", hostStateDir, err)
 	}
 	n.was = was
-	if err := os.RemoveAll(n.paths.root); err != nil {
+	if err := removeAll(n.paths.root); err != nil {
 		return err
 	}
 	for _, d := range []string{n.paths.path("pki"), n.paths.cniConfDir(), n.paths.volumes(), n.paths.path("containerd")} {
