@@ -76,7 +76,7 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 	defer logFile.Close()
 	// The terminal shows only the ready line; the operator and the test environment log here.
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds, RealNode: o.realNode})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds, RealNode: o.realNode, Log: ctrl.Log.WithName("local-cluster")})
 	if err != nil {
 		return err
 	}
