@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Checks the image tarballs that build.sh made against the contracts the operator relies on,
+# without a container runtime: each image's layer is unpacked into a temporary folder and its own
+# entrypoint and command run there, chrooted as the image's user, with the environment the
+# operator sets. Everything runs in a private network namespace, so the real ports (80, 3306...)
+# are free and no server of the host is touched; each server runs in its own PID and mount
+# namespace, which end with it.
+#
+# Usage: hack/images/verify.sh DEST [IMAGE...]   (DEST holds <image>.tar; default: every image)
+set -euo pipefail
+
+DEST=${1:?usage: hack/images/verify.sh DEST [IMAGE...]}
+shift
+if [[ -z ${VERIFY_IN_NETNS:-} ]]; then
+	exec unshare --net -- env VERIFY_IN_NETNS=1 bash "$0" "$DEST" "$@"
+fi
+ip link set lo up
+DEST=$(cd "$DEST" && pwd)
+WORK=$(mktemp -d /tmp/appkeeper-images-verify.XXXXXX)
+SERVERS=()
+cleanup() {
+	while ((${#SERVERS[@]})); do
+		stop_last
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+log() { printf '%s verify: %s\n' "$(date +%T)" "$*" >&2; }
+fail() {
+	log "FAIL: $*"
+	tail -n 20 "$WORK"/*.log >&2 2>/dev/null || true
+	exit 1
+}
+
+# unpack NAME unpacks NAME's layer into $WORK/NAME and prints its config's "config" object.
+unpack() {
+	local name=$1 dir=$WORK/$1
+	mkdir -p "$dir/archive" "$dir/root"
+	tar -xf "$DEST/$name.tar" -C "$dir/archive"
+	tar -xpf "$dir/archive/$(jq -r '.[0].Layers[0]' "$dir/archive/manifest.json")" -C "$dir/root" --numeric-owner
+	jq -c .config "$dir/archive/$(jq -r '.[0].Config' "$dir/archive/manifest.json")" >"$dir/config.json"
+	rm -rf "$dir/archive"
+}
+
+# start NAME [-u USER] [-ro] [-m SRC:DST]... [-e K=V]... [-- ARGS...] starts the image's
+# entrypoint and command (or ARGS in place of the command) in the background, as the image's user
+# unless -u gives another, with the image's environment plus the -e ones. Prints nothing; the
+# server's pid is appended to SERVERS and its output goes through a pipe, as a runtime's does, to
+# $WORK/NAME.log.
+start() {
+	local name=$1 root=$WORK/$1/root config=$WORK/$1/config.json
+	shift
+	local user readonly=false mounts=() env=() args=()
+	user=$(jq -r '.User // "0:0"' "$config")
+	while (($#)); do
+		case $1 in
+		-u) user=$2 && shift 2 ;;
+		-ro) readonly=true && shift ;;
+		-m) mounts+=("$2") && shift 2 ;;
+		-e) env+=("$2") && shift 2 ;;
+		--) shift && args=("$@") && break ;;
+		esac
+	done
+	[[ $user == *:* ]] || user=$user:$user
+	# A runtime makes these mount points when an image lacks them.
+	mkdir -p "$root/proc" "$root/dev"
+	mapfile -t image_env < <(jq -r '.Env // [] | .[]' "$config")
+	mapfile -t argv < <(jq -r '.Entrypoint // [] | .[]' "$config")
+	if ((${#args[@]})); then
+		argv+=("${args[@]}")
+	else
+		mapfile -t -O "${#argv[@]}" argv < <(jq -r '.Cmd // [] | .[]' "$config")
+	fi
+	unshare --mount --pid --fork --kill-child --propagation private -- bash -c '
+		set -e
+		root=$1 readonly=$2 mounts=$3 user=$4
+		shift 4
+		if $readonly; then
+			mount --bind "$root" "$root"
+			mount -o remount,bind,ro "$root"
+		fi
+		mount -t proc proc "$root/proc"
+		mount --rbind /dev "$root/dev"
+		for m in $mounts; do mount --bind "${m%%:*}" "$root/${m#*:}"; done
+		# runc gives the container user its stdio pipes, so /dev/stderr can be opened again.
+		chown "$user" /proc/self/fd/1 /proc/self/fd/2
+		exec "$@"' \
+		bash "$root" "$readonly" "${mounts[*]}" "$user" \
+		env -i "${image_env[@]}" "${env[@]}" /usr/sbin/chroot --userspec="$user" "$root" "${argv[@]}" \
+		> >(cat >"$WORK/$name.log") 2>&1 &
+	SERVERS+=($!)
+}
+
+# run NAME CMD... runs CMD in the unpacked image NAME as root, in the foreground.
+run() {
+	local root=$WORK/$1/root
+	shift
+	unshare --mount --propagation private -- bash -c '
+		root=$1; shift
+		mount -t proc proc "$root/proc"
+		mount --rbind /dev "$root/dev"
+		exec chroot "$root" "$@"' bash "$root" env -i PATH=/usr/local/bin:/usr/bin:/bin "$@"
+}
+
+# main_pid prints the pid of the most recent server's first process: unshare's child, beside the
+# cat that copies its output.
+main_pid() { ps --ppid "${SERVERS[-1]}" -o pid=,comm= | awk '$2 != "cat" { print $1; exit }'; }
+
+# stop_last stops the most recent server: SIGTERM to its first process (unshare itself ignores
+# it), SIGKILL after 30 s; its PID namespace, and every process in it, ends with that process.
+stop_last() {
+	local pid=${SERVERS[-1]} main
+	main=$(main_pid)
+	if [[ -n $main ]]; then
+		kill -TERM "$main" 2>/dev/null || true
+		for _ in $(seq 60); do
+			kill -0 "$main" 2>/dev/null || break
+			sleep 0.5
+		done
+		kill -KILL "$main" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+	unset 'SERVERS[-1]'
+}
+
+# wait_for WHAT CMD... retries CMD for up to 60 s.
+wait_for() {
+	local what=$1 i
+	shift
+	for i in $(seq 120); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	fail "$what"
+}
+
+verify_pause() {
+	unpack pause
+	start pause
+	local pid=${SERVERS[-1]}
+	sleep 1
+	kill -0 "$pid" 2>/dev/null || fail "pause exited on its own: $(cat "$WORK/pause.log")"
+	# unshare forwards no signal: send it to pause itself, the first process of its namespace.
+	kill -TERM "$(main_pid)"
+	for _ in $(seq 20); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	kill -0 "$pid" 2>/dev/null && fail "pause did not exit on SIGTERM"
+	wait "$pid" || fail "pause exited with status $? on SIGTERM"
+	unset 'SERVERS[-1]'
+	log "pause: runs as $(jq -r .User "$WORK/pause/config.json"), exits on SIGTERM"
+}
+
+verify_busybox() {
+	unpack busybox
+	local applet
+	for applet in sh sleep wget nc nslookup; do
+		run busybox sh -c "command -v $applet" >/dev/null || fail "busybox lacks $applet"
+	done
+	run busybox sh -c 'echo hello | nc -l -p 19999 & sleep 0.5; nc 127.0.0.1 19999 </dev/null' | grep -q hello ||
+		fail "busybox nc does not carry a line"
+	log "busybox: sh, sleep, wget, nc on PATH; nc carries a line"
+}
+
+verify_nginx() {
+	unpack nginx
+	local conf=$WORK/nginx-default.conf
+	# The server block the operator writes (internal/resources/webserver/nginx.go) for port 8080.
+	(cd "$REPO" && go run ./hack/images/verify/nginxconf 8080) >"$conf"
+	start nginx -m "$conf:/etc/nginx/conf.d/default.conf"
+	wait_for "nginx answers /healthz" curl -fsS http://127.0.0.1:8080/healthz
+	curl -fsS http://127.0.0.1:8080/ | grep -q 'Welcome to nginx!' || fail "nginx's page lacks the welcome"
+	local uids
+	uids=$(ps -o uid= -p "$(main_pid)" --ppid "$(main_pid)" | sort -u | tr -d ' ' | tr '\n' ' ')
+	[[ $uids == "101 " ]] || fail "nginx's processes run as $uids, not 101"
+	curl -s -o /dev/null http://127.0.0.1:80/ && fail "something answers on port 80"
+	stop_last
+	log "nginx: serves the page and /healthz on 8080 with the operator's server block, as uid 101"
+}
+
+verify_memcached() {
+	unpack memcached
+	start memcached -ro -- -p 11211 -U 0 -m 64
+	wait_for "memcached answers stats" bash -c 'exec 3<>/dev/tcp/127.0.0.1/11211; printf "stats\r\nquit\r\n" >&3; grep -q "STAT pid" <&3'
+	[[ $(ps -o uid=,comm= -p "$(main_pid)" | xargs) == "11211 memcached" ]] || fail "memcached is not uid 11211"
+	stop_last
+	log "memcached: answers stats on 11211 as uid 11211 on a read-only root"
+}
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+if (($# == 0)); then
+	set -- pause busybox nginx memcached mariadb wordpress
+fi
+for name in "$@"; do
+	"verify_$name"
+done
+log "all checks passed: $*"
