@@ -47,16 +47,25 @@ fmt: ## gofmt the tree.
 
 .PHONY: vet
 vet: ## go vet every package, e2e and benchmarks included.
-	go vet -tags e2e ./...
+	go vet -tags e2e,real ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
-	$(GOLANGCI_LINT) run --build-tags e2e ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node tests and benchmarks included.
+	$(GOLANGCI_LINT) run --build-tags e2e,real ./...
 
 .PHONY: test
-test: build build-installer controlplane test-deps vet ## Everything CI runs: unit, envtest and end-to-end tests.
+test: build build-installer test-parts test-deps vet ## Everything CI runs: unit, envtest, end-to-end and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
+	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
+
+.PHONY: test-parts
+test-parts: node-deps ## The control plane, the real node and its images; the images' downloads overlap the compiles.
+	$(MAKE) --no-print-directory -j3 controlplane node images
+
+.PHONY: test-real
+test-real: build controlplane node-deps node images ## End-to-end scenarios on a real node (root): real containers for every kind.
+	go test -count=1 -p 1 -tags real -timeout 40m -v ./test/real/...
 
 .PHONY: test-unit
 test-unit: controlplane test-deps ## Unit and envtest tests only.
@@ -96,6 +105,10 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 .PHONY: node
 node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
 	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION)
+
+.PHONY: images
+images: node-deps ## Build the local container images from Debian's packages into bin/images.
+	bash hack/images/build.sh $(BIN)/images
 
 .PHONY: node-deps
 node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables, nftables, conntrack, debootstrap.
