@@ -91,6 +91,14 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 	bash hack/controlplane/build.sh $(CONTROLPLANE) $(KUBE_VERSION) $(KWOK_VERSION)
 	ln -sf controlplane-$(KUBE_VERSION)/kubectl $(KUBECTL)
 
+.PHONY: images
+images: ## Build the local container images from Debian's packages into bin/images.
+	bash hack/images/build.sh $(BIN)/images
+
+.PHONY: verify-images
+verify-images: images ## Run each local image's entrypoint chrooted as its user and check its contract.
+	bash hack/images/verify.sh $(BIN)/images
+
 ##@ Run
 
 .PHONY: demo
