@@ -110,6 +110,10 @@ node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node int
 images: node-deps ## Build the local container images from Debian's packages into bin/images.
 	bash hack/images/build.sh $(BIN)/images
 
+.PHONY: verify-images
+verify-images: images ## Run each local image's entrypoint chrooted as its user and check its contract.
+	bash hack/images/verify.sh $(BIN)/images
+
 .PHONY: node-deps
 node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables, nftables, conntrack, debootstrap.
 	bash hack/node-deps.sh

@@ -29,7 +29,7 @@ trap cleanup EXIT
 log() { printf '%s verify: %s\n' "$(date +%T)" "$*" >&2; }
 fail() {
 	log "FAIL: $*"
-	tail -n 20 "$WORK"/*.log >&2 2>/dev/null || true
+	grep -v "Access denied" "$WORK"/*.log | grep -E -i -m 20 "entrypoint|error|ERROR" >&2 || true
 	exit 1
 }
 
@@ -82,7 +82,12 @@ start() {
 		fi
 		mount -t proc proc "$root/proc"
 		mount --rbind /dev "$root/dev"
-		for m in $mounts; do mount --bind "${m%%:*}" "$root/${m#*:}"; done
+		for m in $mounts; do
+			src=${m%%:*} dst=$root/${m#*:}
+			# A runtime makes the mount point of a volume the image lacks.
+			if [ -d "$src" ]; then mkdir -p "$dst"; elif [ ! -e "$dst" ]; then touch "$dst"; fi
+			mount --bind "$src" "$dst"
+		done
 		# runc gives the container user its stdio pipes, so /dev/stderr can be opened again.
 		chown "$user" /proc/self/fd/1 /proc/self/fd/2
 		exec "$@"' \
@@ -170,7 +175,7 @@ verify_nginx() {
 	unpack nginx
 	local conf=$WORK/nginx-default.conf
 	# The server block the operator writes (internal/resources/webserver/nginx.go) for port 8080.
-	(cd "$REPO" && go run ./hack/images/verify/nginxconf 8080) >"$conf"
+	(cd "$REPO" && go run ./hack/images/verify/operatorconf nginx 8080) >"$conf"
 	start nginx -m "$conf:/etc/nginx/conf.d/default.conf"
 	wait_for "nginx answers /healthz" curl -fsS http://127.0.0.1:8080/healthz
 	curl -fsS http://127.0.0.1:8080/ | grep -q 'Welcome to nginx!' || fail "nginx's page lacks the welcome"
@@ -191,9 +196,85 @@ verify_memcached() {
 	log "memcached: answers stats on 11211 as uid 11211 on a read-only root"
 }
 
+# The probe commands of internal/resources/mysql/mysql.go, run in the image as the kubelet would.
+MYSQL_READINESS='MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec mysql --protocol=TCP -h 127.0.0.1 -u root -N -e "SELECT 1"'
+MYSQL_LIVENESS='exec mysqladmin --protocol=TCP -h 127.0.0.1 ping'
+ROOT_PASSWORD="r00t'pa\\ss\"word"
+USER_PASSWORD='shop-pa$$word'
+
+# mariadb_env prints the start options the MySQL kind gives its container.
+mariadb_env() {
+	printf '%s\n' -e "MYSQL_ROOT_PASSWORD=$ROOT_PASSWORD" -e MYSQL_ROOT_HOST=127.0.0.1 \
+		-e MYSQL_DATABASE=shop -e MYSQL_USER=shop -e "MYSQL_PASSWORD=$USER_PASSWORD"
+}
+
+# mariadb_probe ready|alive runs one of the operator's probes in the image.
+mariadb_probe() {
+	local cmd=$MYSQL_LIVENESS
+	[[ $1 == ready ]] && cmd=$MYSQL_READINESS
+	run mariadb env "MYSQL_ROOT_PASSWORD=$ROOT_PASSWORD" sh -c "$cmd"
+}
+
+# start_mariadb DATA starts the server on the data folder DATA with the operator's settings, and
+# checks that no probe passes while the first-start initialisation runs.
+start_mariadb() {
+	local data=$1 opts
+	mapfile -t opts < <(mariadb_env)
+	start mariadb -m "$data:/var/lib/mysql" -m "$WORK/appkeeper.cnf:/etc/mysql/conf.d/appkeeper.cnf" "${opts[@]}"
+	local i
+	for i in $(seq 240); do
+		if mariadb_probe alive >/dev/null 2>&1; then
+			grep -q 'entrypoint: initialising' "$WORK/mariadb.log" && ! grep -q 'entrypoint: initialised' "$WORK/mariadb.log" &&
+				fail "mysqladmin ping passed over TCP during the initialisation"
+			break
+		fi
+		sleep 0.25
+	done
+	wait_for "mariadb is ready for the root probe" mariadb_probe ready
+}
+
+verify_mariadb() {
+	unpack mariadb
+	(cd "$REPO" && go run ./hack/images/verify/operatorconf mycnf) >"$WORK/appkeeper.cnf"
+	local client
+	for client in mysql mysqladmin sh; do
+		run mariadb sh -c "command -v $client" >/dev/null || fail "mariadb lacks $client"
+	done
+
+	# A fresh volume as a provisioner may make it: root's, writable by all.
+	local data=$WORK/mysql-data
+	mkdir -m 0777 "$data"
+	start_mariadb "$data"
+	grep -q 'entrypoint: initialised' "$WORK/mariadb.log" || fail "mariadb did not initialise its data"
+	[[ $(stat -c %u:%g "$data/mysql") == 999:999 ]] || fail "the data belongs to $(stat -c %u:%g "$data/mysql"), not 999"
+	run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop shop \
+		-e 'CREATE TABLE kept (v VARCHAR(10)); INSERT INTO kept VALUES ("yes")' || fail "the user cannot write its database"
+	run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop -e 'CREATE DATABASE other' 2>/dev/null &&
+		fail "the user may create other databases"
+	run mariadb env MYSQL_PWD=wrong mysql --protocol=TCP -h 127.0.0.1 -u root -e 'SELECT 1' 2>/dev/null &&
+		fail "root logs in with a wrong password"
+	grep -qF -e "$ROOT_PASSWORD" -e "$USER_PASSWORD" "$WORK/mariadb.log" && fail "the server's output shows a password"
+	stop_last
+
+	# The same data again: no second initialisation, the row is there.
+	start_mariadb "$data"
+	grep -q 'entrypoint: initialising' "$WORK/mariadb.log" && fail "mariadb initialised existing data"
+	[[ $(run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop shop -N -e 'SELECT v FROM kept') == yes ]] ||
+		fail "the data did not survive a restart"
+	stop_last
+
+	# A volume the pod's fsGroup makes writable: root's, group 999 with write.
+	local grouped=$WORK/mysql-grouped
+	mkdir -m 2770 "$grouped"
+	chgrp 999 "$grouped"
+	start_mariadb "$grouped"
+	stop_last
+	log "mariadb: initialises an empty volume (0777 or group 999) as 999, passes the operator's probes, keeps data across a restart"
+}
+
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 if (($# == 0)); then
-	set -- pause busybox nginx memcached mariadb wordpress
+	set -- pause busybox nginx memcached mariadb
 fi
 for name in "$@"; do
 	"verify_$name"
