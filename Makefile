@@ -44,17 +44,18 @@ fmt: ## gofmt the tree.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## go vet every package, e2e and benchmarks included.
-	go vet -tags e2e ./...
+vet: ## go vet every package, e2e, real-node scenarios and benchmarks included.
+	go vet -tags e2e,real ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, e2e and benchmarks included.
-	$(GOLANGCI_LINT) run --build-tags e2e ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node scenarios and benchmarks included.
+	$(GOLANGCI_LINT) run --build-tags e2e,real ./...
 
 .PHONY: test
 test: build build-installer controlplane test-deps vet ## Everything CI runs: unit, envtest and end-to-end tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
+	$(MAKE) test-real
 
 .PHONY: test-unit
 test-unit: controlplane test-deps ## Unit and envtest tests only.
@@ -67,6 +68,10 @@ test-deps: ## Install MariaDB from the distribution's packages: the MySQL probes
 .PHONY: test-e2e
 test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.
 	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
+
+.PHONY: test-real
+test-real: build controlplane node-deps node images ## End-to-end scenarios on a real node (root): real containers for every kind.
+	go test -count=1 -p 1 -tags real -timeout 40m -v ./test/real/...
 
 .PHONY: bench
 bench: build controlplane ## Benchmarks on the local cluster; BENCH_ARGS=-large adds 3000 instances per kind.
