@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -119,5 +120,18 @@ func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
 	}
 	if node.Labels["type"] != "kwok" {
 		t.Errorf("pod runs on %s, labelled type=%q, want a kwok node", node.Name, node.Labels["type"])
+	}
+}
+
+// The namespaces of these scenarios hold the operand pods to a pod security standard: a pod that
+// breaks it must be refused, or the scenarios would prove nothing about it.
+func TestNamespacesEnforcePodSecurity(t *testing.T) {
+	ns := newNamespace(t, "psa", restricted)
+	pod := &corev1.Pod{}
+	pod.Name, pod.Namespace = "as-root", ns
+	pod.Spec.Containers = []corev1.Container{{Name: "main", Image: busyboxImage, Command: []string{"sleep", "3600"}}}
+	err := k8s.Create(context.Background(), pod)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "violates PodSecurity") {
+		t.Errorf("create a pod that breaks the restricted standard = %v, want Forbidden by PodSecurity", err)
 	}
 }
