@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 func TestMemcachedMembersAnswerByName(t *testing.T) {
@@ -44,13 +46,22 @@ spec:
 		value := fmt.Sprintf("v%d", i)
 		// quit makes memcached close the connection, which ends nc.
 		set := fmt.Sprintf(`printf 'set k 0 0 %d\r\n%s\r\nquit\r\n' | nc %s %d`, len(value), value, host, appsv1alpha1.DefaultMemcachedPort)
-		if out := execIn(t, ns, peer, "sh", "-c", set); !strings.Contains(out, "STORED") {
-			t.Errorf("set through %s: %q, want STORED", host, out)
+		get := fmt.Sprintf(`printf 'get k\r\nquit\r\n' | nc %s %d`, host, appsv1alpha1.DefaultMemcachedPort)
+		var stored, got string
+		// The member's DNS record follows its readiness by a moment.
+		testutil.Eventually(t, 30*time.Second, func(context.Context) error {
+			var err error
+			if stored, err = runKubectl("", "exec", "-n", ns, peer, "--", "sh", "-c", set); err != nil {
+				return fmt.Errorf("set through %s: %w: %s", host, err, stored)
+			}
+			return nil
+		})
+		if !strings.Contains(stored, "STORED") {
+			t.Errorf("set through %s: %q, want STORED", host, stored)
 			continue
 		}
-		get := fmt.Sprintf(`printf 'get k\r\nquit\r\n' | nc %s %d`, host, appsv1alpha1.DefaultMemcachedPort)
-		if out := execIn(t, ns, peer, "sh", "-c", get); !strings.Contains(out, "VALUE k 0 2\r\n"+value+"\r\nEND") {
-			t.Errorf("get through %s: %q, want the value %s", host, out, value)
+		if got = execIn(t, ns, peer, "sh", "-c", get); !strings.Contains(got, "VALUE k 0 "+strconv.Itoa(len(value))+"\r\n"+value+"\r\nEND") {
+			t.Errorf("get through %s: %q, want the value %s", host, got, value)
 			continue
 		}
 		answering = append(answering, member)
