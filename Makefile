@@ -4,6 +4,8 @@ SHELL := /usr/bin/env bash -o pipefail
 
 KUBE_VERSION          ?= v1.36.3
 KWOK_VERSION          ?= v0.8.0
+CONTAINERD_VERSION    ?= v2.4.2
+COREDNS_VERSION       ?= v1.14.7
 CONTROLLER_GEN_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # The operator's image: written into dist/install.yaml and built by docker-build.
@@ -95,6 +97,14 @@ docker-build: ## Build the operator's image IMG (needs a Docker engine).
 controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 	bash hack/controlplane/build.sh $(CONTROLPLANE) $(KUBE_VERSION) $(KWOK_VERSION)
 	ln -sf controlplane-$(KUBE_VERSION)/kubectl $(KUBECTL)
+
+.PHONY: node
+node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
+	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION)
+
+.PHONY: node-deps
+node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables, nftables, conntrack, debootstrap.
+	bash hack/node-deps.sh
 
 ##@ Run
 

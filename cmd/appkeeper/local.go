@@ -24,6 +24,7 @@ type localUpOptions struct {
 	dir, binDir                                     string
 	nodes                                           int
 	noOperator, samples, exitWhenReady, showSamples bool
+	realNode                                        bool
 	operator                                        operator.Options
 }
 
@@ -37,6 +38,7 @@ func runLocal(args []string) int {
 	fs.StringVar(&o.dir, "dir", ".appkeeper", "directory for the kubeconfig, logs and cluster state")
 	fs.StringVar(&o.binDir, "bin-dir", localcluster.DefaultBinDir(), "directory of the control-plane binaries built by `make controlplane`")
 	fs.IntVar(&o.nodes, "nodes", 3, "number of simulated nodes")
+	fs.BoolVar(&o.realNode, "real-node", false, "add a real node (kubelet, containerd, kube-proxy, CoreDNS on this host; root only) where pods run for real; build it with \"make node-deps node images\"")
 	fs.BoolVar(&o.noOperator, "no-operator", false, "do not run the operator in this process")
 	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Available")
 	fs.BoolVar(&o.exitWhenReady, "exit-when-ready", false, "stop everything and exit 0 once ready")
@@ -74,7 +76,7 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 	defer logFile.Close()
 	// The terminal shows only the ready line; the operator and the test environment log here.
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds, RealNode: o.realNode})
 	if err != nil {
 		return err
 	}
@@ -89,9 +91,16 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 		defer stopOperator()
 	}
 	if o.samples {
-		if err := applySamples(ctx, cluster.Config); err != nil {
+		if err := applySamples(ctx, cluster.Config, o.realNode); err != nil {
 			return err
 		}
+	}
+	if o.samples && o.realNode {
+		url, err := wordPressURL(ctx, cluster.Config)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("the WordPress sample answers on this host: curl %s\n", url)
 	}
 	fmt.Printf("ready: export KUBECONFIG=%s\n", cluster.KubeconfigPath)
 	if o.showSamples {
@@ -154,5 +163,6 @@ func showAppkeeper(ctx context.Context, binDir, kubeconfig string) error {
 	return nil
 }
 
-// sampleTimeout bounds the wait for the samples; on the local cluster they are Available in seconds.
-const sampleTimeout = 3 * time.Minute
+// sampleTimeout bounds the wait for the samples: on simulated nodes they are Available in seconds,
+// on a real node once MySQL has initialised its data and WordPress has connected to it.
+const sampleTimeout = 6 * time.Minute

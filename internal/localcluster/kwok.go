@@ -22,11 +22,14 @@ var stageFiles = []string{
 	"pod/fast/pod-complete.yaml",
 	"pod/fast/pod-delete.yaml",
 	// Claims of the storage class storageClassName get a volume and bind; deletion releases it.
-	"volume/fast/pvc-provision.yaml",
+	claimStage,
 	"volume/fast/pv-bind.yaml",
 	"volume/fast/pv-delete.yaml",
 	"volume/fast/pvc-delete.yaml",
 }
+
+// claimStage provisions claims.
+const claimStage = "volume/fast/pvc-provision.yaml"
 
 // storageClassName is the only class the kwok volume stages act on.
 const storageClassName = "kwok-volume"
@@ -38,7 +41,8 @@ func kwokArgs(kubeconfig, stages string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--config=" + stages,
-		"--manage-all-nodes=true",
+		// The fake nodes carry this annotation; a real node beside them is the kubelet's alone.
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--cidr=" + kwokCIDR,
 		// Anything that dials a node (kubectl logs, exec) is refused at once instead of hanging.
 		"--node-ip=127.0.0.1",
@@ -82,4 +86,26 @@ func checkStage(data []byte) error {
 		return fmt.Errorf("not a kwok stage: apiVersion %q kind %q", head.APIVersion, head.Kind)
 	}
 	return nil
+}
+
+// writeRealNodeStage replaces, in the stages in use, kwok's claim provisioning with the one whose
+// volumes the real node can mount.
+func (c *Cluster) writeRealNodeStage() error {
+	kwokStage, err := os.ReadFile(filepath.Join(c.binDir, "kwok-stages", claimStage))
+	if err != nil {
+		return err
+	}
+	stage, err := realNodeStage(kwokStage, c.node.paths.volumes())
+	if err != nil {
+		return err
+	}
+	all, err := os.ReadFile(c.stagesPath())
+	if err != nil {
+		return err
+	}
+	replaced := bytes.Replace(all, bytes.TrimSpace(kwokStage), bytes.TrimSpace(stage), 1)
+	if bytes.Equal(replaced, all) {
+		return fmt.Errorf("%s: the claim stage was not found", c.stagesPath())
+	}
+	return os.WriteFile(c.stagesPath(), replaced, 0o644)
 }

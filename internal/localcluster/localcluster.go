@@ -44,6 +44,10 @@ type Options struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Log receives progress lines; the zero value discards them.
 	Log logr.Logger
+	// RealNode adds a node whose pods really run: a kubelet with containerd, kube-proxy and
+	// CoreDNS on this host, which needs root and the binaries and images that "make node images"
+	// builds. Pods go to it unless they tolerate FakeNodeTaint; Stop puts the host back as found.
+	RealNode bool
 }
 
 // Cluster is a running local control plane. Stop it to end its processes.
@@ -62,6 +66,7 @@ type Cluster struct {
 	env      *envtest.Environment
 	envLogs  []*os.File
 	children []*child
+	node     *realNode
 
 	stopOnce sync.Once
 	stopErr  error
@@ -108,6 +113,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startComponents(); err != nil {
 		return nil, err
 	}
+	if c.node != nil {
+		c.log.Info("starting the real node: containerd, kubelet, kube-proxy and CoreDNS")
+		if err := c.startRealNode(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.createNodesAndStorage(ctx); err != nil {
 		return nil, err
 	}
@@ -146,6 +157,16 @@ func prepare(opts Options) (*Cluster, error) {
 	if err := c.resetDir(); err != nil {
 		c.unlock()
 		return nil, err
+	}
+	if opts.RealNode {
+		if err := c.prepareRealNode(); err != nil {
+			_ = c.Stop()
+			return nil, err
+		}
+		if err := c.writeRealNodeStage(); err != nil {
+			_ = c.Stop()
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -202,7 +223,13 @@ func (c *Cluster) Stop() error {
 
 func (c *Cluster) stop() error {
 	c.log.Info("stopping local cluster")
-	errs := stopChildren(c.children)
+	var errs []error
+	if c.node != nil {
+		if err := c.node.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the real node: %w", err))
+		}
+	}
+	errs = append(errs, stopChildren(c.children)...)
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))

@@ -21,7 +21,11 @@ func (c *Cluster) createNodesAndStorage(ctx context.Context) error {
 	}
 	objs := []client.Object{defaultStorageClass()}
 	for i := range c.nodes {
-		objs = append(objs, fakeNode(fmt.Sprintf("kwok-node-%d", i)))
+		node := fakeNode(fmt.Sprintf("kwok-node-%d", i))
+		if c.node != nil {
+			node.Spec.Taints = []corev1.Taint{{Key: FakeNodeTaint, Value: "fake", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		objs = append(objs, node)
 	}
 	for _, obj := range objs {
 		kind := obj.GetObjectKind().GroupVersionKind().Kind

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,11 @@ func (c *Cluster) waitReady(ctx context.Context, crds []*apiextensionsv1.CustomR
 	if err != nil {
 		return err
 	}
+	if c.node != nil {
+		if err := c.waitRealNodeReady(ctx, cl); err != nil {
+			return err
+		}
+	}
 	// Pods are admitted only once their namespace has its default ServiceAccount.
 	err = c.waitFor(ctx, "the default ServiceAccount", c.logPath("kube-controller-manager"), func(ctx context.Context) error {
 		return cl.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
@@ -85,7 +91,7 @@ func (c *Cluster) waitFor(ctx context.Context, what, logPath string, check func(
 	began := time.Now()
 	deadline := began.Add(readyTimeout)
 	for {
-		for _, ch := range c.children {
+		for _, ch := range c.allChildren() {
 			if err := ch.exited(); err != nil {
 				return err
 			}
@@ -144,16 +150,16 @@ func healthz(url string) func(context.Context) error {
 	}
 }
 
-// nodesReady requires the nodes to be Ready and free of taints: the fake nodes are created
-// without any, so a taint is kube-controller-manager's not-ready mark that keeps pods off.
+// nodesReady requires the fake nodes to be Ready and free of taints but the one that keeps pods
+// off them beside a real node: any other is kube-controller-manager's not-ready mark.
 func nodesReady(ctx context.Context, cl client.Client, want int) error {
 	var nodes corev1.NodeList
-	if err := cl.List(ctx, &nodes); err != nil {
+	if err := cl.List(ctx, &nodes, client.MatchingLabels{"type": "kwok"}); err != nil {
 		return err
 	}
 	ready := 0
 	for _, n := range nodes.Items {
-		if len(n.Spec.Taints) == 0 && nodeConditionTrue(n, corev1.NodeReady) {
+		if untainted(n, FakeNodeTaint) && nodeConditionTrue(n, corev1.NodeReady) {
 			ready++
 		}
 	}
@@ -190,4 +196,61 @@ func crdsEstablished(ctx context.Context, cl client.Client, crds []*apiextension
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func untainted(n corev1.Node, except string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key != except {
+			return false
+		}
+	}
+	return true
+}
+
+// waitRealNodeReady waits for the kubelet to serve, its node to be Ready without taints, and
+// CoreDNS to answer for the cluster's Services.
+func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error {
+	kubelet := c.logPath("kubelet")
+	if err := c.waitFor(ctx, "the kubelet to be healthy", kubelet, plainHealthz(c.node.kubeletHealthz)); err != nil {
+		return err
+	}
+	err := c.waitFor(ctx, "the real node to be Ready", kubelet, func(ctx context.Context) error {
+		var n corev1.Node
+		if err := cl.Get(ctx, client.ObjectKey{Name: RealNodeName}, &n); err != nil {
+			return err
+		}
+		if !nodeConditionTrue(n, corev1.NodeReady) || !untainted(n, "") {
+			return fmt.Errorf("node %s not Ready or tainted: %v", RealNodeName, n.Spec.Taints)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "CoreDNS to answer", c.logPath("coredns"), dnsAnswers)
+}
+
+func plainHealthz(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return nil
+	}
+}
+
+func (c *Cluster) allChildren() []*child {
+	if c.node == nil {
+		return c.children
+	}
+	return append(slices.Clone(c.children), c.node.children...)
 }

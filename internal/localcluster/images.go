@@ -1,0 +1,12 @@
+package localcluster
+
+// Local images that `make images` builds from Debian's packages and a real node loads at start, as
+// no registry can be reached. Each follows the contract of the upstream image it stands for (user,
+// ports, paths, environment, entrypoint); none carries an upstream name.
+const (
+	LocalNginxImage     = "localhost/appkeeper/nginx:1.22"
+	LocalMemcachedImage = "localhost/appkeeper/memcached:1.6"
+	LocalMariaDBImage   = "localhost/appkeeper/mariadb:10.11"
+	LocalWordPressImage = "localhost/appkeeper/wordpress:6.1"
+	LocalBusyboxImage   = "localhost/appkeeper/busybox:1.35"
+)

@@ -1,0 +1,214 @@
+package localcluster
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+const (
+	// RealNodeName is the real node's name; pods land on it unless they ask for the fake nodes.
+	RealNodeName = "real-node"
+	// FakeNodeTaint keeps pods off the fake nodes while a real node runs: a pod that tolerates it
+	// and selects the label type=kwok runs on kwok's simulated nodes instead.
+	FakeNodeTaint = "kwok.x-k8s.io/node"
+
+	// podCIDR is the bridge's network, clear of the Service range and of kwok's pod addresses.
+	podCIDR = "10.88.0.0/16"
+	// bridgeIP is the bridge's own address: the node's address, the pods' gateway, and where
+	// CoreDNS answers them.
+	bridgeIP   = "10.88.0.1"
+	bridgeName = "cni0"
+	// clusterDomain is the DNS domain of Services.
+	clusterDomain = "cluster.local"
+	// PauseImage is the pod sandbox image, imported from the local images.
+	PauseImage = "localhost/appkeeper/pause:3.10"
+	// cniBinDir is where Debian's containernetworking-plugins puts the plugins.
+	cniBinDir = "/usr/lib/cni"
+	runcPath  = "/usr/sbin/runc"
+)
+
+// nodePaths lays out the real node's state under one directory, which Stop removes.
+type nodePaths struct{ root string }
+
+func (p nodePaths) path(elem ...string) string {
+	return filepath.Join(append([]string{p.root}, elem...)...)
+}
+func (p nodePaths) containerdConfig() string { return p.path("containerd", "config.toml") }
+func (p nodePaths) containerdSocket() string { return p.path("containerd", "containerd.sock") }
+func (p nodePaths) cniConfDir() string       { return p.path("cni", "net.d") }
+func (p nodePaths) kubeletRoot() string      { return p.path("kubelet") }
+func (p nodePaths) kubeletConfig() string    { return p.path("kubelet.yaml") }
+func (p nodePaths) kubeletKubeconfig() string {
+	return p.path("kubelet.kubeconfig")
+}
+func (p nodePaths) proxyConfig() string     { return p.path("kube-proxy.yaml") }
+func (p nodePaths) proxyKubeconfig() string { return p.path("kube-proxy.kubeconfig") }
+func (p nodePaths) corefile() string        { return p.path("Corefile") }
+func (p nodePaths) clientCA() string        { return p.path("pki", "kubelet-client-ca.crt") }
+func (p nodePaths) apiserverCert() string   { return p.path("pki", "apiserver-kubelet-client.crt") }
+func (p nodePaths) apiserverKey() string    { return p.path("pki", "apiserver-kubelet-client.key") }
+
+// Volumes holds the directories of the claims the real node mounts.
+func (p nodePaths) volumes() string { return p.path("volumes") }
+
+// containerdConfig runs containerd with everything under the node's directory, without the
+// plugin socket and configuration folders it would otherwise read or make on the host. The OOM score
+// containerd gives sandboxes needs CAP_SYS_RESOURCE, which some virtual machines withhold from
+// root; restricting it to the kubelet's own keeps pods starting there.
+func containerdConfig(p nodePaths) string {
+	return fmt.Sprintf(`version = 3
+root = %[1]q
+state = %[2]q
+imports = []
+
+[plugins]
+  [plugins.'io.containerd.server.v1.grpc']
+    address = %[3]q
+  [plugins.'io.containerd.server.v1.ttrpc']
+    address = %[8]q
+  [plugins.'io.containerd.internal.v1.opt']
+    path = %[9]q
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = %[4]q
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    enable_selinux = false
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = 'runc'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          BinaryName = %[5]q
+          SystemdCgroup = false
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = [%[6]q]
+      conf_dir = %[7]q
+      max_conf_num = 1
+`, p.path("containerd", "root"), p.path("containerd", "state"), p.containerdSocket(), PauseImage, runcPath, cniBinDir, p.cniConfDir(),
+		p.containerdSocket()+".ttrpc", p.path("containerd", "opt"))
+}
+
+// cniConfig attaches pods to the bridge, with addresses from podCIDR kept under the node's
+// directory, masquerading traffic that leaves it, and hairpin mode so that a pod reaches itself
+// through its Service.
+func cniConfig(p nodePaths) string {
+	return fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": "appkeeper",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": %[1]q,
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{"subnet": %[2]q, "gateway": %[3]q}]],
+        "routes": [{"dst": "0.0.0.0/0"}],
+        "dataDir": %[4]q
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+`, bridgeName, podCIDR, bridgeIP, p.path("cni", "ipam"))
+}
+
+// kubeletConfig is secure by default: no anonymous access, every request authorized by the API
+// server, clients authenticated by the CA only kube-apiserver has a certificate of. The images
+// cannot be pulled again, so the kubelet never collects them; the settings for cgroup v1 and the
+// OOM score let it run on hosts that a production node would not be.
+func kubeletConfig(p nodePaths, healthzPort int) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %[1]q
+authorization:
+  mode: Webhook
+cgroupDriver: cgroupfs
+failCgroupV1: false
+containerRuntimeEndpoint: unix://%[2]s
+clusterDomain: %[3]s
+clusterDNS:
+- %[4]s
+address: %[4]s
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %[5]d
+oomScoreAdj: 0
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%%
+  imagefs.available: 1%%
+  nodefs.inodesFree: 1%%
+podLogsDir: %[6]q
+serializeImagePulls: false
+failSwapOn: false
+`, p.clientCA(), p.containerdSocket(), clusterDomain, bridgeIP, healthzPort, p.path("pod-logs"))
+}
+
+// proxyConfig runs kube-proxy in nftables mode, whose rules live in tables of its own; it leaves
+// the conntrack settings of the host alone.
+func proxyConfig(p nodePaths, healthzPort, metricsPort int) string {
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %[1]q
+mode: nftables
+clusterCIDR: %[2]s
+hostnameOverride: %[3]s
+healthzBindAddress: 127.0.0.1:%[4]d
+metricsBindAddress: 127.0.0.1:%[5]d
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`, p.proxyKubeconfig(), podCIDR, RealNodeName, healthzPort, metricsPort)
+}
+
+// corefile answers the pods' queries for Services and pods from the API server, and forwards the
+// rest to the host's resolvers.
+func corefile(kubeconfig string) string {
+	return fmt.Sprintf(`.:53 {
+    bind %[1]s
+    errors
+    kubernetes %[2]s in-addr.arpa ip6.arpa {
+        kubeconfig %[3]s appkeeper-local
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    forward . /etc/resolv.conf
+    cache 30
+}
+`, bridgeIP, clusterDomain, kubeconfig)
+}
+
+// realNodeStage is kwok's claim provisioning stage with the volumes put in the node's directory and
+// required to exist: the cluster makes each one, writable by any user as the local volume
+// provisioners of kind and k3s do, before the kubelet may mount it.
+func realNodeStage(kwokStage []byte, volumes string) ([]byte, error) {
+	const path, pathType = "/tmp/kwok-local-path-provisioner/", "type: DirectoryOrCreate"
+	s := string(kwokStage)
+	if !strings.Contains(s, path) || !strings.Contains(s, pathType) {
+		return nil, fmt.Errorf("the kwok claim stage no longer provisions under %s", path)
+	}
+	s = strings.ReplaceAll(s, path, volumes+"/")
+	return []byte(strings.ReplaceAll(s, pathType, "type: Directory")), nil
+}
