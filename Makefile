@@ -46,11 +46,11 @@ fmt: ## gofmt the tree.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## go vet every package, e2e and benchmarks included.
+vet: ## go vet every package, e2e, real-node scenarios and benchmarks included.
 	go vet -tags e2e,real ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node tests and benchmarks included.
+lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node scenarios and benchmarks included.
 	$(GOLANGCI_LINT) run --build-tags e2e,real ./...
 
 .PHONY: test

@@ -1,0 +1,402 @@
+//go:build real
+
+package real
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+// kubectl runs the cluster's kubectl, as a user would, and returns its output.
+func kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := runKubectl(stdin, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func runKubectl(stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(localcluster.DefaultBinDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// execIn runs command in the first container of pod and returns its output.
+func execIn(t *testing.T, ns, pod string, command ...string) string {
+	t.Helper()
+	return kubectl(t, "", append([]string{"exec", "-n", ns, pod, "--"}, command...)...)
+}
+
+// waitAvailable waits until the appkeeper resource kind/name reports Available=True and
+// Progressing=False for its current generation, and returns how long that took from since.
+func waitAvailable(t *testing.T, ns, kind, name string, since time.Time) time.Duration {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(kind))
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+			return err
+		}
+		raw, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		if err != nil {
+			return err
+		}
+		var conditions []metav1.Condition
+		for _, r := range raw {
+			var c metav1.Condition
+			m, _ := r.(map[string]any)
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+				return err
+			}
+			conditions = append(conditions, c)
+		}
+		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+		return nil
+	})
+	return time.Since(since).Round(time.Millisecond)
+}
+
+// livePods lists the pods of ns matching labels that are not being deleted, and fails when any
+// of them runs on another node than the real one.
+func livePods(ctx context.Context, ns string, labels map[string]string) ([]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+		return nil, err
+	}
+	var pods []corev1.Pod
+	for _, pod := range list.Items {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if pod.Spec.NodeName != "" && pod.Spec.NodeName != localcluster.RealNodeName {
+			return nil, fmt.Errorf("pod %s runs on %s, want the real node", pod.Name, pod.Spec.NodeName)
+		}
+		pods = append(pods, pod)
+	}
+	return pods, nil
+}
+
+// waitPods waits until exactly want pods of ns match labels, none of them being deleted, each
+// Running and Ready on the real node with image, and returns them.
+func waitPods(t *testing.T, ns string, labels map[string]string, want int, image string) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		list := &corev1.PodList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
+			return err
+		}
+		if len(list.Items) != want {
+			return fmt.Errorf("%d pods, want %d", len(list.Items), want)
+		}
+		var err error
+		if pods, err = livePods(ctx, ns, labels); err != nil {
+			return err
+		}
+		for _, pod := range list.Items {
+			if err := podServing(&pod, image); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return pods
+}
+
+// podServing is nil when pod is not being deleted, runs image and is Running and Ready.
+func podServing(pod *corev1.Pod, image string) error {
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return fmt.Errorf("pod %s is being deleted", pod.Name)
+	case image != "" && pod.Spec.Containers[0].Image != image:
+		return fmt.Errorf("pod %s runs %s, want %s", pod.Name, pod.Spec.Containers[0].Image, image)
+	case pod.Status.Phase != corev1.PodRunning || !podReady(pod):
+		return fmt.Errorf("pod %s is %s, ready %t%s", pod.Name, pod.Status.Phase, podReady(pod), waitingReason(pod))
+	case pod.Status.PodIP == "":
+		return fmt.Errorf("pod %s has no IP", pod.Name)
+	}
+	return nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitingReason says why a pod's container is not running, for the messages of a wait.
+func waitingReason(pod *corev1.Pod) string {
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.State.Waiting != nil {
+			return fmt.Sprintf(" (%s waiting: %s %s)", s.Name, s.State.Waiting.Reason, s.State.Waiting.Message)
+		}
+	}
+	return ""
+}
+
+func getPod(t *testing.T, ns, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// restartCount is how often the kubelet restarted the first container of pod.
+func restartCount(pod *corev1.Pod) int32 {
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return 0
+	}
+	return pod.Status.ContainerStatuses[0].RestartCount
+}
+
+// killMainProcess sends SIGKILL, from the host, to the first process of the first container of
+// pod: its pid 1. Inside the container the kernel ignores a SIGKILL to pid 1, so `kill -9 1` run
+// through kubectl exec would do nothing.
+func killMainProcess(t *testing.T, pod *corev1.Pod) {
+	t.Helper()
+	if len(pod.Status.ContainerStatuses) == 0 {
+		t.Fatalf("pod %s has no container status", pod.Name)
+	}
+	id := pod.Status.ContainerStatuses[0].ContainerID
+	_, id, _ = strings.Cut(id, "://")
+	pid, err := containerInit(id)
+	if err != nil {
+		t.Fatalf("pod %s: %v", pod.Name, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d (pod %s): %v", pid, pod.Name, err)
+	}
+	t.Logf("killed pid %d, the main process of pod %s, with SIGKILL", pid, pod.Name)
+}
+
+// containerInit finds the host pid of the process that is pid 1 in the container id: the process
+// of the container's cgroup whose pid in its own namespace is 1.
+func containerInit(id string) (int, error) {
+	if id == "" {
+		return 0, errors.New("no container id")
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cgroups, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if err != nil || !strings.Contains(string(cgroups), id) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(status), "\n") {
+			if nspids, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				if f := strings.Fields(nspids); len(f) > 1 && f[len(f)-1] == "1" {
+					return pid, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("no process of container %s is its pid 1", id)
+}
+
+// httpClient asks once per connection, so that every request of a Service goes through
+// kube-proxy's choice of a pod again, and gives up quickly.
+var httpClient = &http.Client{
+	Timeout:   3 * time.Second,
+	Transport: &http.Transport{DisableKeepAlives: true, DialContext: dialCluster},
+}
+
+// dialCluster dials Service names (<service>.<namespace>.svc) through the cluster's DNS, as a pod
+// would, and every other address directly: the host reaches Service and pod addresses.
+func dialCluster(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(host, ".svc") {
+		ips, err := clusterDNS.LookupHost(ctx, host+".cluster.local")
+		if err != nil {
+			return nil, err
+		}
+		address = net.JoinHostPort(ips[0], port)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, address)
+}
+
+// clusterDNS asks the real node's CoreDNS, on the pods' bridge.
+var clusterDNS = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, "10.88.0.1:53")
+}}
+
+// httpGet returns the body of a GET of url, or an error when it cannot be read or its status is not 200.
+func httpGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	return do(req)
+}
+
+func do(req *http.Request) (string, error) {
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("%s %s: %s", req.Method, req.URL, resp.Status)
+	}
+	return string(body), nil
+}
+
+// poller asks a URL every 50 ms and counts the answers that contain want and those that fail.
+type poller struct {
+	url, want string
+	began     time.Time
+	cancel    context.CancelFunc
+	done      chan struct{}
+
+	mu       sync.Mutex
+	ok       int
+	failures []string
+	// lastFailure is when the last request failed.
+	lastFailure time.Time
+}
+
+func startPoller(url, want string) *poller {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &poller{url: url, want: want, began: time.Now(), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			body, err := httpGet(ctx, url)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && !strings.Contains(body, want) {
+				err = fmt.Errorf("answer without %q", want)
+			}
+			p.record(err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *poller) record(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.ok++
+		return
+	}
+	p.lastFailure = time.Now()
+	p.failures = append(p.failures, time.Since(p.began).Round(time.Millisecond).String()+": "+err.Error())
+}
+
+// stop ends the polling and returns the counts.
+func (p *poller) stop() (ok int, failures []string, lastFailure time.Time) {
+	p.cancel()
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ok, p.failures, p.lastFailure
+}
+
+// clientPod starts a pod that sleeps, of image as uid, meeting the restricted pod security
+// standard, on the real node, and returns its name once it runs.
+func clientPod(t *testing.T, ns, name, image string, uid int64) string {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"role": "client"}},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken:  ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			SecurityContext:               restrictedPod(uid),
+			Containers: []corev1.Container{{
+				Name: "client", Image: image, Command: []string{"sleep", "3600"},
+				SecurityContext: restrictedContainer(),
+			}},
+		},
+	}
+	if err := k8s.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		return podServing(pod, image)
+	})
+	return name
+}
+
+func restrictedPod(uid int64) *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To(uid),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func restrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
