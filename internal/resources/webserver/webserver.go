@@ -63,6 +63,10 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		WithSpec(pod)
 }
 
+// PreStopSleepSeconds is how long a deleted pod keeps serving before nginx is told to stop; endpoint
+// changes reach every node's Service rules within it, even on a busy cluster.
+const PreStopSleepSeconds = 5
+
 func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration {
 	spec := ws.Spec
 	security := spec.SecurityContext
@@ -81,7 +85,12 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 		WithLivenessProbe(corev1ac.Probe().
 			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))).
 			WithInitialDelaySeconds(10).
-			WithPeriodSeconds(10))
+			WithPeriodSeconds(10)).
+		// A pod being deleted keeps serving until every node's Service rules have dropped it:
+		// nginx stops listening at once on its stop signal, and requests routed to it meanwhile
+		// would be refused. The kubelet's own sleep needs nothing from the image.
+		WithLifecycle(corev1ac.Lifecycle().
+			WithPreStop(corev1ac.LifecycleHandler().WithSleep(corev1ac.SleepAction().WithSeconds(PreStopSleepSeconds))))
 	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
 		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}

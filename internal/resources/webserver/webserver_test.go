@@ -68,6 +68,9 @@ func TestDeployment(t *testing.T) {
 				if c.Resources != nil {
 					t.Errorf("resources set without a request: %+v", c.Resources)
 				}
+				if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || *c.Lifecycle.PreStop.Sleep.Seconds != PreStopSleepSeconds {
+					t.Errorf("lifecycle = %+v, want a preStop sleep so that a deleted pod serves until the Service rules drop it", c.Lifecycle)
+				}
 				if dep.Spec.Strategy.RollingUpdate.MaxUnavailable.IntValue() != 0 {
 					t.Errorf("maxUnavailable = %v, want 0", *dep.Spec.Strategy.RollingUpdate.MaxUnavailable)
 				}
