@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -199,3 +200,24 @@ func (l *forbiddenLog) report() error {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// AsShippedServiceAccount installs config/rbac on the cluster that cfg administers and returns a
+// copy of cfg acting as the operator's ServiceAccount: a manager started with it holds only the
+// RBAC the project ships, as it does in a cluster installed from dist/install.yaml.
+func AsShippedServiceAccount(ctx context.Context, cfg *rest.Config) (*rest.Config, error) {
+	admin, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	sa, err := installRBAC(ctx, admin, repoRoot())
+	if err != nil {
+		return nil, fmt.Errorf("install config/rbac: %w", err)
+	}
+	return sa.impersonating(cfg), nil
+}
+
+// repoRoot is the project's folder, which holds config/.
+func repoRoot() string {
+	_, self, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(self), "..", "..")
+}

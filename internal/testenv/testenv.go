@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -38,8 +37,7 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 		return 1
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
-	_, self, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(self), "..", "..")
+	root := repoRoot()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,

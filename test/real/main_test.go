@@ -24,6 +24,7 @@ import (
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testenv"
 )
 
 var (
@@ -37,11 +38,11 @@ const timeout = 3 * time.Minute
 
 // The local images that "make images" builds and the real node loads.
 const (
-	nginxImage     = "localhost/appkeeper/nginx:1.22"
-	memcachedImage = "localhost/appkeeper/memcached:1.6"
-	mariadbImage   = "localhost/appkeeper/mariadb:10.11"
-	wordpressImage = "localhost/appkeeper/wordpress:6.1"
-	busyboxImage   = "localhost/appkeeper/busybox:1.35"
+	nginxImage     = localcluster.LocalNginxImage
+	memcachedImage = localcluster.LocalMemcachedImage
+	mariadbImage   = localcluster.LocalMariaDBImage
+	wordpressImage = localcluster.LocalWordPressImage
+	busyboxImage   = localcluster.LocalBusyboxImage
 )
 
 func TestMain(m *testing.M) {
@@ -110,7 +111,14 @@ func runOnCluster(m *testing.M) (code int) {
 	}
 	defer logFile.Close()
 	ctrl.SetLogger(zap.New(zap.WriteTo(io.Writer(logFile))))
-	mgr, err := operator.NewManager(cluster.Config, operator.DefaultOptions())
+	// The operator holds only the RBAC the project ships, as in a cluster installed from
+	// dist/install.yaml.
+	operatorConfig, err := testenv.AsShippedServiceAccount(ctx, cluster.Config)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	mgr, err := operator.NewManager(operatorConfig, operator.DefaultOptions())
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -4,9 +4,10 @@
 # entrypoint copies WordPress into the document root, keeping every file the volume already holds
 # (uploads, themes, plugins), and a wp-config.php that reads the database coordinates
 # (WORDPRESS_DB_HOST, _NAME, _USER, _PASSWORD) and the eight keys and salts (WORDPRESS_AUTH_KEY …
-# WORDPRESS_NONCE_SALT) from the environment. Logs go to stdout and stderr.
+# WORDPRESS_NONCE_SALT) from the environment. Logs go to stdout and stderr. PHP has the XML extension
+# that XML-RPC needs and mbstring, as the official image does.
 IMAGE=localhost/appkeeper/wordpress:6.1
-PACKAGES=(wordpress apache2 libapache2-mod-php php-mysql)
+PACKAGES=(wordpress apache2 libapache2-mod-php php-mysql php-xml php-mbstring)
 ENTRYPOINT='["/usr/local/bin/entrypoint"]'
 CMD='["apache2-foreground"]'
 WORKDIR=/var/www/html
