@@ -5,9 +5,10 @@
 # (uploads, themes, plugins), and a wp-config.php that reads the database coordinates
 # (WORDPRESS_DB_HOST, _NAME, _USER, _PASSWORD) and the eight keys and salts (WORDPRESS_AUTH_KEY …
 # WORDPRESS_NONCE_SALT) from the environment. Logs go to stdout and stderr. PHP has the XML extension
-# that XML-RPC needs and mbstring, as the official image does.
+# that XML-RPC needs and mbstring, as the official image does, and the default theme, without which
+# the site serves blank pages.
 IMAGE=localhost/appkeeper/wordpress:6.1
-PACKAGES=(wordpress apache2 libapache2-mod-php php-mysql php-xml php-mbstring)
+PACKAGES=(wordpress wordpress-theme-twentytwentythree apache2 libapache2-mod-php php-mysql php-xml php-mbstring)
 ENTRYPOINT='["/usr/local/bin/entrypoint"]'
 CMD='["apache2-foreground"]'
 WORKDIR=/var/www/html
@@ -47,6 +48,21 @@ after_install() {
 		}
 		require_once ABSPATH . 'wp-settings.php';
 	PHP
+	# WordPress's own rewrite rules, for its permalinks: it writes them into the document root at
+	# install, which a new pod does not keep, so every pod starts with them.
+	cat >"$r/usr/src/wordpress/.htaccess" <<-'HTACCESS'
+		# BEGIN WordPress
+		<IfModule mod_rewrite.c>
+		RewriteEngine On
+		RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+		RewriteBase /
+		RewriteRule ^index\.php$ - [L]
+		RewriteCond %{REQUEST_FILENAME} !-f
+		RewriteCond %{REQUEST_FILENAME} !-d
+		RewriteRule . /index.php [L]
+		</IfModule>
+		# END WordPress
+	HTACCESS
 	in_root "$r" chown -R www-data:www-data /usr/src/wordpress
 	rm -rf "$r/var/www/html"
 	mkdir -p "$r/var/www/html"
