@@ -152,7 +152,7 @@ build_image() {
 cd "$REPO"
 CGO_ENABLED=0 go build -o "$PACK" ./hack/images/pack
 if (($# == 0)); then
-	set -- pause busybox nginx memcached mariadb
+	set -- pause busybox nginx memcached mariadb wordpress
 fi
 base_root
 for name in "$@"; do
