@@ -10,3 +10,7 @@ const (
 	LocalWordPressImage = "localhost/appkeeper/wordpress:6.1"
 	LocalBusyboxImage   = "localhost/appkeeper/busybox:1.35"
 )
+
+// localImageFiles are the tarballs "make images" writes into bin/images, one an image above and the
+// sandbox's; the real node needs them all, since no image can be pulled.
+var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar"}

@@ -76,7 +76,11 @@ func (c *Cluster) prepareRealNode() error {
 		log:    func(msg string, kv ...any) { c.log.Info(msg, kv...) },
 	}
 	var missing []string
-	for _, b := range append(nodeBinaries(bin), runcPath, filepath.Join(cniBinDir, "bridge"), filepath.Join(n.images, "pause.tar")) {
+	required := append(nodeBinaries(bin), runcPath, filepath.Join(cniBinDir, "bridge"))
+	for _, f := range localImageFiles {
+		required = append(required, filepath.Join(n.images, f))
+	}
+	for _, b := range required {
 		if _, err := os.Stat(b); err != nil {
 			missing = append(missing, b)
 		}
