@@ -81,24 +81,25 @@ after_install() {
 				sleep 1
 			done
 			root=$(sql_string "$MYSQL_ROOT_PASSWORD")
+			# printf, not echo: sh's echo would undo the escaped backslashes of a password.
 			{
-				echo "SET @@SESSION.SQL_LOG_BIN = 0;"
-				echo "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');"
-				echo "FLUSH PRIVILEGES;"
-				echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root;"
+				printf '%s\n' "SET @@SESSION.SQL_LOG_BIN = 0;"
+				printf '%s\n' "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');"
+				printf '%s\n' "FLUSH PRIVILEGES;"
+				printf '%s\n' "ALTER USER 'root'@'localhost' IDENTIFIED BY $root;"
 				if [ -n "${MYSQL_ROOT_HOST:-}" ] && [ "$MYSQL_ROOT_HOST" != localhost ]; then
 					host=$(sql_string "$MYSQL_ROOT_HOST")
-					echo "CREATE USER 'root'@$host IDENTIFIED BY $root;"
-					echo "GRANT ALL ON *.* TO 'root'@$host WITH GRANT OPTION;"
+					printf '%s\n' "CREATE USER 'root'@$host IDENTIFIED BY $root;"
+					printf '%s\n' "GRANT ALL ON *.* TO 'root'@$host WITH GRANT OPTION;"
 				fi
 				if [ -n "${MYSQL_DATABASE:-}" ]; then
-					echo "CREATE DATABASE IF NOT EXISTS $(sql_name "$MYSQL_DATABASE");"
+					printf '%s\n' "CREATE DATABASE IF NOT EXISTS $(sql_name "$MYSQL_DATABASE");"
 				fi
 				if [ -n "${MYSQL_USER:-}" ] && [ -n "${MYSQL_PASSWORD:-}" ]; then
 					user=$(sql_string "$MYSQL_USER")
-					echo "CREATE USER $user@'%' IDENTIFIED BY $(sql_string "$MYSQL_PASSWORD");"
+					printf '%s\n' "CREATE USER $user@'%' IDENTIFIED BY $(sql_string "$MYSQL_PASSWORD");"
 					if [ -n "${MYSQL_DATABASE:-}" ]; then
-						echo "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $user@'%';"
+						printf '%s\n' "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $user@'%';"
 					fi
 				fi
 			} | mariadb --protocol=socket --socket=/tmp/init.sock -uroot
