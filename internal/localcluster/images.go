@@ -11,6 +11,7 @@ const (
 	LocalBusyboxImage   = "localhost/appkeeper/busybox:1.35"
 )
 
-// localImageFiles are the tarballs "make images" writes into bin/images, one an image above and the
-// sandbox's; the real node needs them all, since no image can be pulled.
+// localImageFiles are the tarballs "make images" writes into bin/images: the sandbox's first, as
+// the node imports them in this order, then one for each image above. The real node needs them
+// all, since no image can be pulled.
 var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar"}

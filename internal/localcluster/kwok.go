@@ -51,8 +51,9 @@ func kwokArgs(kubeconfig, stages string) []string {
 }
 
 // writeStages concatenates stageFiles into one multi-document file for kwok --config,
-// checking that each one is a Stage so that a changed kwok layout fails here, clearly.
-func writeStages(binDir, dest string) error {
+// checking that each one is a Stage so that a changed kwok layout fails here, clearly. With
+// realNodeVolumes, claims are provisioned there, as folders the real node can mount.
+func writeStages(binDir, dest, realNodeVolumes string) error {
 	dir := filepath.Join(binDir, "kwok-stages")
 	var out bytes.Buffer
 	for _, name := range stageFiles {
@@ -63,6 +64,11 @@ func writeStages(binDir, dest string) error {
 		}
 		if err := checkStage(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if name == claimStage && realNodeVolumes != "" {
+			if data, err = realNodeStage(data, realNodeVolumes); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
 		}
 		out.WriteString("---\n")
 		out.Write(bytes.TrimSpace(data))
@@ -86,26 +92,4 @@ func checkStage(data []byte) error {
 		return fmt.Errorf("not a kwok stage: apiVersion %q kind %q", head.APIVersion, head.Kind)
 	}
 	return nil
-}
-
-// writeRealNodeStage replaces, in the stages in use, kwok's claim provisioning with the one whose
-// volumes the real node can mount.
-func (c *Cluster) writeRealNodeStage() error {
-	kwokStage, err := os.ReadFile(filepath.Join(c.binDir, "kwok-stages", claimStage))
-	if err != nil {
-		return err
-	}
-	stage, err := realNodeStage(kwokStage, c.node.paths.volumes())
-	if err != nil {
-		return err
-	}
-	all, err := os.ReadFile(c.stagesPath())
-	if err != nil {
-		return err
-	}
-	replaced := bytes.Replace(all, bytes.TrimSpace(kwokStage), bytes.TrimSpace(stage), 1)
-	if bytes.Equal(replaced, all) {
-		return fmt.Errorf("%s: the claim stage was not found", c.stagesPath())
-	}
-	return os.WriteFile(c.stagesPath(), replaced, 0o644)
 }

@@ -158,15 +158,17 @@ func prepare(opts Options) (*Cluster, error) {
 		c.unlock()
 		return nil, err
 	}
+	realNodeVolumes := ""
 	if opts.RealNode {
 		if err := c.prepareRealNode(); err != nil {
 			_ = c.Stop()
 			return nil, err
 		}
-		if err := c.writeRealNodeStage(); err != nil {
-			_ = c.Stop()
-			return nil, err
-		}
+		realNodeVolumes = c.node.paths.volumes()
+	}
+	if err := writeStages(c.binDir, c.stagesPath(), realNodeVolumes); err != nil {
+		_ = c.Stop()
+		return nil, err
 	}
 	return c, nil
 }
@@ -186,7 +188,7 @@ func (c *Cluster) resetDir() error {
 	if err := os.MkdirAll(c.logDir(), 0o755); err != nil {
 		return fmt.Errorf("local cluster state directory %s is not writable: %w", c.Dir, err)
 	}
-	return writeStages(c.binDir, c.stagesPath())
+	return nil
 }
 
 // lockDir takes an exclusive lock on Dir: a second cluster would otherwise wipe the

@@ -211,7 +211,7 @@ func untainted(n corev1.Node, except string) bool {
 // CoreDNS to answer for the cluster's Services.
 func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error {
 	kubelet := c.logPath("kubelet")
-	if err := c.waitFor(ctx, "the kubelet to be healthy", kubelet, plainHealthz(c.node.kubeletHealthz)); err != nil {
+	if err := c.waitFor(ctx, "the kubelet to be healthy", kubelet, healthz(c.node.kubeletHealthz)); err != nil {
 		return err
 	}
 	err := c.waitFor(ctx, "the real node to be Ready", kubelet, func(ctx context.Context) error {
@@ -228,24 +228,6 @@ func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error
 		return err
 	}
 	return c.waitFor(ctx, "CoreDNS to answer", c.logPath("coredns"), dnsAnswers)
-}
-
-func plainHealthz(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		return nil
-	}
 }
 
 func (c *Cluster) allChildren() []*child {

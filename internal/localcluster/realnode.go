@@ -159,14 +159,18 @@ func (n *realNode) configureAPIServer(api *envtest.APIServer) {
 func (c *Cluster) startRealNode(ctx context.Context) error {
 	n := c.node
 	began := time.Now()
-	if err := c.writeNodeCredentials(ctx); err != nil {
-		return err
-	}
-	kubeletHealth, err := FreePort()
+	err := c.writeNodeCredentials(ctx)
 	if err != nil {
 		return err
 	}
-	if err := n.writeConfigs(kubeletHealth); err != nil {
+	var ports [3]int
+	for i := range ports {
+		if ports[i], err = FreePort(); err != nil {
+			return err
+		}
+	}
+	kubeletHealth, proxyHealth, proxyMetrics := ports[0], ports[1], ports[2]
+	if err := n.writeConfigs(kubeletHealth, proxyHealth, proxyMetrics, c.KubeconfigPath); err != nil {
 		return err
 	}
 	// The bridge exists before any pod, so that the kubelet and CoreDNS can use its address.
@@ -193,21 +197,7 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	}, c.logPath("kubelet")); err != nil {
 		return err
 	}
-	proxyHealth, err := FreePort()
-	if err != nil {
-		return err
-	}
-	proxyMetrics, err := FreePort()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(n.paths.proxyConfig(), []byte(proxyConfig(n.paths, proxyHealth, proxyMetrics)), 0o600); err != nil {
-		return err
-	}
 	if _, err := n.start("kube-proxy", []string{"--config=" + n.paths.proxyConfig()}, c.logPath("kube-proxy")); err != nil {
-		return err
-	}
-	if err := os.WriteFile(n.paths.corefile(), []byte(corefile(c.KubeconfigPath)), 0o600); err != nil {
 		return err
 	}
 	if _, err := n.start("coredns", []string{"-conf", n.paths.corefile(), "-dns.port", "53"}, c.logPath("coredns")); err != nil {
@@ -264,11 +254,15 @@ func (c *Cluster) writeNodeCredentials(ctx context.Context) error {
 	return nil
 }
 
-func (n *realNode) writeConfigs(kubeletHealthPort int) error {
+// writeConfigs writes the configuration of every node process; CoreDNS reads the cluster through
+// the admin kubeconfig.
+func (n *realNode) writeConfigs(kubeletHealth, proxyHealth, proxyMetrics int, kubeconfig string) error {
 	files := map[string]string{
 		n.paths.containerdConfig():                                   containerdConfig(n.paths),
 		filepath.Join(n.paths.cniConfDir(), "10-appkeeper.conflist"): cniConfig(n.paths),
-		n.paths.kubeletConfig():                                      kubeletConfig(n.paths, kubeletHealthPort),
+		n.paths.kubeletConfig():                                      kubeletConfig(n.paths, kubeletHealth),
+		n.paths.proxyConfig():                                        proxyConfig(n.paths, proxyHealth, proxyMetrics),
+		n.paths.corefile():                                           corefile(kubeconfig),
 	}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -302,28 +296,14 @@ func (n *realNode) ctr(ctx context.Context, args ...string) error {
 
 // importImages loads the local images, the sandbox first: nothing can pull them.
 func (n *realNode) importImages(ctx context.Context) error {
-	tars, err := filepath.Glob(filepath.Join(n.images, "*.tar"))
-	if err != nil {
-		return err
-	}
-	slices.SortFunc(tars, func(a, b string) int {
-		return boolInt(filepath.Base(b) == "pause.tar") - boolInt(filepath.Base(a) == "pause.tar")
-	})
 	began := time.Now()
-	for _, tar := range tars {
-		if err := n.ctr(ctx, "images", "import", tar); err != nil {
+	for _, f := range localImageFiles {
+		if err := n.ctr(ctx, "images", "import", filepath.Join(n.images, f)); err != nil {
 			return err
 		}
 	}
-	n.log("imported the local images", "count", len(tars), "took", time.Since(began).Round(time.Millisecond))
+	n.log("imported the local images", "count", len(localImageFiles), "took", time.Since(began).Round(time.Millisecond))
 	return nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // killProcesses ends the node: the kubelet first, so that it restarts nothing, then every
@@ -372,13 +352,16 @@ func (n *realNode) stop() error {
 	return err
 }
 
+// ClusterResolver asks the real node's CoreDNS, on the pods' bridge, as a pod does: the host can
+// resolve the cluster's Service and pod names through it.
+var ClusterResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, net.JoinHostPort(bridgeIP, "53"))
+}}
+
 // dnsAnswers checks that CoreDNS resolves the API server's Service for the pods.
 func dnsAnswers(ctx context.Context) error {
-	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, network, net.JoinHostPort(bridgeIP, strconv.Itoa(53)))
-	}}
-	_, err := r.LookupHost(ctx, "kubernetes.default.svc."+clusterDomain)
+	_, err := ClusterResolver.LookupHost(ctx, "kubernetes.default.svc."+clusterDomain)
 	return err
 }
 
