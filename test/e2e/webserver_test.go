@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -108,7 +109,7 @@ func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 		}
 		ready := 0
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && podReady(&pod) && pod.Spec.Containers[0].Image == image {
+			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && reconcile.PodReady(&pod) && pod.Spec.Containers[0].Image == image {
 				ready++
 			}
 		}
@@ -117,15 +118,6 @@ func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 		}
 		return nil
 	})
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {

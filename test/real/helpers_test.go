@@ -28,6 +28,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -144,21 +146,12 @@ func podServing(pod *corev1.Pod, image string) error {
 		return fmt.Errorf("pod %s is being deleted", pod.Name)
 	case image != "" && pod.Spec.Containers[0].Image != image:
 		return fmt.Errorf("pod %s runs %s, want %s", pod.Name, pod.Spec.Containers[0].Image, image)
-	case pod.Status.Phase != corev1.PodRunning || !podReady(pod):
-		return fmt.Errorf("pod %s is %s, ready %t%s", pod.Name, pod.Status.Phase, podReady(pod), waitingReason(pod))
+	case pod.Status.Phase != corev1.PodRunning || !reconcile.PodReady(pod):
+		return fmt.Errorf("pod %s is %s, ready %t%s", pod.Name, pod.Status.Phase, reconcile.PodReady(pod), waitingReason(pod))
 	case pod.Status.PodIP == "":
 		return fmt.Errorf("pod %s has no IP", pod.Name)
 	}
 	return nil
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // waitingReason says why a pod's container is not running, for the messages of a wait.
@@ -257,7 +250,7 @@ func dialCluster(ctx context.Context, network, address string) (net.Conn, error)
 		return nil, err
 	}
 	if strings.HasSuffix(host, ".svc") {
-		ips, err := clusterDNS.LookupHost(ctx, host+".cluster.local")
+		ips, err := localcluster.ClusterResolver.LookupHost(ctx, host+".cluster.local")
 		if err != nil {
 			return nil, err
 		}
@@ -266,12 +259,6 @@ func dialCluster(ctx context.Context, network, address string) (net.Conn, error)
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)
 }
-
-// clusterDNS asks the real node's CoreDNS, on the pods' bridge.
-var clusterDNS = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, network, "10.88.0.1:53")
-}}
 
 // httpGet returns the body of a GET of url, or an error when it cannot be read or its status is not 200.
 func httpGet(ctx context.Context, url string) (string, error) {
@@ -367,10 +354,10 @@ func clientPod(t *testing.T, ns, name, image string, uid int64) string {
 		Spec: corev1.PodSpec{
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
-			SecurityContext:               restrictedPod(uid),
+			SecurityContext:               restrictedPodAs(uid),
 			Containers: []corev1.Container{{
 				Name: "client", Image: image, Command: []string{"sleep", "3600"},
-				SecurityContext: restrictedContainer(),
+				SecurityContext: common.RestrictedSecurityContext(),
 			}},
 		},
 	}
@@ -386,17 +373,10 @@ func clientPod(t *testing.T, ns, name, image string, uid int64) string {
 	return name
 }
 
-func restrictedPod(uid int64) *corev1.PodSecurityContext {
-	return &corev1.PodSecurityContext{
-		RunAsNonRoot:   ptr.To(true),
-		RunAsUser:      ptr.To(uid),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-}
-
-func restrictedContainer() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
+// restrictedPodAs is the restricted pod security context the operator gives its pods, as uid: the
+// kubelet refuses runAsNonRoot for an image whose user it cannot see is not root.
+func restrictedPodAs(uid int64) *corev1.PodSecurityContext {
+	sc := common.RestrictedPodSecurityContext()
+	sc.RunAsUser = ptr.To(uid)
+	return sc
 }

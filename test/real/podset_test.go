@@ -15,6 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -96,10 +97,10 @@ func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
 	pod.Spec = corev1.PodSpec{
 		NodeSelector:    map[string]string{"type": "kwok"},
 		Tolerations:     []corev1.Toleration{{Key: localcluster.FakeNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-		SecurityContext: restrictedPod(65534),
+		SecurityContext: restrictedPodAs(65534),
 		Containers: []corev1.Container{{
 			Name: "main", Image: busyboxImage, Command: []string{"sleep", "3600"},
-			SecurityContext: restrictedContainer(),
+			SecurityContext: common.RestrictedSecurityContext(),
 		}},
 	}
 	if err := k8s.Create(context.Background(), pod); err != nil {
