@@ -137,6 +137,16 @@ type MySQLSpec struct {
 	// Affinity of the pod.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Backup takes backups on a schedule and before every image change, keeps as many as the
+	// retention says, and verifies them when asked.
+	// +optional
+	Backup *MySQLBackupPolicy `json:"backup,omitempty"`
+
+	// Restore loads a backup into the server before it first starts. It cannot be set, changed or
+	// removed afterwards.
+	// +optional
+	Restore *MySQLRestore `json:"restore,omitempty"`
 }
 
 // MySQLStatus is what the operator observed of the MySQL server.
@@ -160,6 +170,14 @@ type MySQLStatus struct {
 	// ReadyReplicas is 1 when the server is ready to serve.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Backup summarises the MySQL's backups.
+	// +optional
+	Backup *MySQLBackupStatusSummary `json:"backup,omitempty"`
+
+	// Restore says what the data was restored from.
+	// +optional
+	Restore *MySQLRestoreStatus `json:"restore,omitempty"`
 
 	// Conditions are Available, Progressing and Degraded.
 	// +listType=map
@@ -192,6 +210,7 @@ type MySQL struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.user) == has(oldSelf.user) && (!has(self.user) || self.user == oldSelf.user)",message="spec.user is immutable: it is created when the server first starts",fieldPath=".user"
 	// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) == has(oldSelf.credentialsSecretRef) && (!has(self.credentialsSecretRef) || self.credentialsSecretRef == oldSelf.credentialsSecretRef)",message="spec.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".credentialsSecretRef"
 	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
+	// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the data is restored once, before the server first starts",fieldPath=".restore"
 	Spec   MySQLSpec   `json:"spec,omitempty"`
 	Status MySQLStatus `json:"status,omitempty"`
 }
@@ -218,6 +237,10 @@ func (m *MySQL) ChildName() string { return m.Name }
 
 // HeadlessServiceName is the StatefulSet's governing Service.
 func (m *MySQL) HeadlessServiceName() string { return m.Name + "-headless" }
+
+// BackupAccountSecretName holds the password of the account backups connect as, and the SQL
+// that creates that account each time the server starts.
+func (m *MySQL) BackupAccountSecretName() string { return m.Name + "-backup-account" }
 
 // ConfigMapName holds my.cnf.
 func (m *MySQL) ConfigMapName() string { return m.Name + "-config" }

@@ -1,0 +1,230 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Keys of a backup storage credentials Secret: an S3 access key pair.
+const (
+	SecretKeyAccessKeyID     = "access-key-id"
+	SecretKeySecretAccessKey = "secret-access-key"
+)
+
+// BackupStorage is where backup artifacts are kept: an S3-compatible bucket or a volume claim.
+// Exactly one of s3 and volume is set.
+// +kubebuilder:validation:XValidation:rule="has(self.s3) != has(self.volume)",message="backup storage must set exactly one of s3 and volume"
+type BackupStorage struct {
+	// S3 is a bucket of an S3-compatible object store.
+	// +optional
+	S3 *S3Storage `json:"s3,omitempty"`
+
+	// Volume is a PersistentVolumeClaim in the namespace. The backup Job mounts it, so it must be
+	// mountable from the node the Job runs on (ReadWriteMany, or ReadWriteOnce on a single node).
+	// +optional
+	Volume *VolumeStorage `json:"volume,omitempty"`
+}
+
+// S3Storage is a bucket of an S3-compatible object store.
+type S3Storage struct {
+	// Endpoint is the URL of the object store, such as https://s3.eu-west-1.amazonaws.com or
+	// http://versitygw.storage.svc:7070.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/[:space:]]+(/.*)?$')",message="s3.endpoint must be an http:// or https:// URL"
+	Endpoint string `json:"endpoint"`
+
+	// Bucket holds the artifacts; it must exist.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`
+	Bucket string `json:"bucket"`
+
+	// Prefix of every key the backups write, such as "prod/". Keys are
+	// <prefix><namespace>/<mysql>/<backup>.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="s3.prefix must not start with / nor contain .."
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// Region of the bucket.
+	// +kubebuilder:default="us-east-1"
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Region string `json:"region,omitempty"`
+
+	// ForcePathStyle addresses the bucket in the path (http://host/bucket/key) rather than in the
+	// host name; most self-hosted object stores need it.
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+
+	// CredentialsSecretRef names a Secret with the keys "access-key-id" and "secret-access-key".
+	CredentialsSecretRef SecretReference `json:"credentialsSecretRef"`
+
+	// CASecretRef names a Secret whose "ca.crt" is the certificate authority of an https endpoint
+	// the system's roots do not know.
+	// +optional
+	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
+}
+
+// VolumeStorage is a PersistentVolumeClaim that holds artifacts as files.
+type VolumeStorage struct {
+	// ClaimName names the PersistentVolumeClaim.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName string `json:"claimName"`
+
+	// Path is the folder in the volume, such as "backups/"; files are
+	// <path><namespace>/<mysql>/<backup>.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="volume.path must not start with / nor contain .."
+	// +optional
+	Path string `json:"path,omitempty"`
+}
+
+// BackupEncryption encrypts artifacts on the client side, before they leave the Job, with a
+// passphrase (age's scrypt recipient). The passphrase never appears in a log, an Event or a status;
+// losing it makes the backups unreadable.
+type BackupEncryption struct {
+	// KeySecretRef names the Secret and key holding the passphrase.
+	KeySecretRef SecretKeyReference `json:"keySecretRef"`
+}
+
+// SecretKeyReference names one key of a Secret in the resource's namespace.
+type SecretKeyReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Key in the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
+
+// BackupLocation is where one backup's artifact is kept: a storage and the key of the artifact in
+// it, without the extensions the backup adds.
+type BackupLocation struct {
+	// Storage holds the artifact.
+	Storage BackupStorage `json:"storage"`
+
+	// Key of the backup in the storage, as a MySQLBackup's status.location.key reports it, such as
+	// "prod/shop/db/db-20261123-0200".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="key must not start with / nor contain .."
+	Key string `json:"key"`
+
+	// Encryption is the passphrase the backup was encrypted with, if it was.
+	// +optional
+	Encryption *BackupEncryption `json:"encryption,omitempty"`
+}
+
+// BackupRetention says which scheduled backups are deleted, artifacts included. The newest backup
+// that succeeded (and, with verification on, passed it) is never deleted.
+// +kubebuilder:validation:XValidation:rule="has(self.keepLast) || has(self.maxAge)",message="backup retention must set keepLast, maxAge or both"
+type BackupRetention struct {
+	// KeepLast keeps this many of the newest successful backups.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	KeepLast *int32 `json:"keepLast,omitempty"`
+
+	// MaxAge deletes backups older than this, such as "720h" for 30 days.
+	// +optional
+	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
+}
+
+// MySQLBackupPolicy backs a MySQL up on a schedule, before every image change, and verifies the
+// backups it takes.
+type MySQLBackupPolicy struct {
+	// Schedule in cron format ("0 2 * * *" is 02:00 every day) in TimeZone.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule"`
+
+	// TimeZone of the schedule, an IANA name such as "Europe/Paris"; UTC when unset.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// Suspend stops scheduled backups; backups before an image change are still taken.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Storage holds the artifacts.
+	Storage BackupStorage `json:"storage"`
+
+	// Encryption of the artifacts; none when unset.
+	// +optional
+	Encryption *BackupEncryption `json:"encryption,omitempty"`
+
+	// Retention of scheduled backups; all are kept when unset.
+	// +optional
+	Retention *BackupRetention `json:"retention,omitempty"`
+
+	// Verify restores each scheduled backup into a scratch server and compares every table's row
+	// count and checksum with those recorded when the backup was taken.
+	// +optional
+	Verify bool `json:"verify,omitempty"`
+}
+
+// MySQLRestore is the backup a new MySQL starts from: its data is loaded before the server first
+// accepts connections. The accounts are the new MySQL's own: root and spec.user get the new
+// credentials, and the backup's databases are loaded under them.
+// +kubebuilder:validation:XValidation:rule="has(self.backupName) != has(self.location)",message="spec.restore must set exactly one of backupName and location"
+type MySQLRestore struct {
+	// BackupName names a MySQLBackup in the namespace that succeeded.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	BackupName string `json:"backupName,omitempty"`
+
+	// Location of a backup's artifact in a storage, for a backup whose MySQLBackup is gone.
+	// +optional
+	Location *BackupLocation `json:"location,omitempty"`
+}
+
+// MySQLBackupStatusSummary is what a MySQL's status says of its backups.
+type MySQLBackupStatusSummary struct {
+	// LastScheduleTime is when the last scheduled backup was started.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+
+	// NextScheduleTime is when the next scheduled backup starts.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// MissedSchedules counts the scheduled times that passed without a backup being started, such
+	// as while the operator was down; only the latest missed one is run.
+	// +optional
+	MissedSchedules int32 `json:"missedSchedules,omitempty"`
+
+	// LastSuccessfulBackup names the newest MySQLBackup of this MySQL that succeeded.
+	// +optional
+	LastSuccessfulBackup string `json:"lastSuccessfulBackup,omitempty"`
+
+	// LastSuccessfulTime is when it completed.
+	// +optional
+	LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime,omitempty"`
+
+	// LastFailedBackup names the newest MySQLBackup of this MySQL that failed, when it is newer
+	// than the last successful one.
+	// +optional
+	LastFailedBackup string `json:"lastFailedBackup,omitempty"`
+
+	// LastVerifiedBackup names the newest MySQLBackup that passed verification.
+	// +optional
+	LastVerifiedBackup string `json:"lastVerifiedBackup,omitempty"`
+
+	// PreUpgradeBackup names the backup taken before the last image change.
+	// +optional
+	PreUpgradeBackup string `json:"preUpgradeBackup,omitempty"`
+}
+
+// MySQLRestoreStatus says what a MySQL's data was restored from.
+type MySQLRestoreStatus struct {
+	// Source is the MySQLBackup's name, or the storage location, the data came from.
+	Source string `json:"source"`
+
+	// CompletionTime is when the restored server first became ready.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}

@@ -1,0 +1,254 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MySQLBackupAppName is the app.kubernetes.io/name label of a MySQLBackup's Jobs.
+const MySQLBackupAppName = "mysqlbackup"
+
+// LabelMySQL on a MySQLBackup names the MySQL it backs up, so that a MySQL's backups are listed
+// by label whether or not the MySQL owns them.
+const LabelMySQL = "apps.appkeeper.dev/mysql"
+
+// Why a MySQLBackup was taken.
+const (
+	BackupReasonOnDemand   = "OnDemand"
+	BackupReasonScheduled  = "Scheduled"
+	BackupReasonPreUpgrade = "PreUpgrade"
+)
+
+// BackupPhase is where a backup stands.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type BackupPhase string
+
+const (
+	// BackupPending: the backup waits for its MySQL to be Available.
+	BackupPending BackupPhase = "Pending"
+	// BackupRunning: the backup Job runs.
+	BackupRunning BackupPhase = "Running"
+	// BackupSucceeded: the artifact and its manifest are in the storage.
+	BackupSucceeded BackupPhase = "Succeeded"
+	// BackupFailed: the Job failed every attempt; no artifact counts as this backup.
+	BackupFailed BackupPhase = "Failed"
+)
+
+// VerificationResult is the outcome of restoring a backup into a scratch server.
+// +kubebuilder:validation:Enum=Verified;Failed
+type VerificationResult string
+
+const (
+	// VerificationPassed: every table restored with the row count and checksum of the backup.
+	VerificationPassed VerificationResult = "Verified"
+	// VerificationFailed: the artifact is corrupt, or a table differs.
+	VerificationFailed VerificationResult = "Failed"
+)
+
+// Condition types of a MySQLBackup.
+const (
+	// ConditionComplete is True once the backup succeeded, False once it failed.
+	ConditionComplete = "Complete"
+	// ConditionVerified is True once a restore of the backup matched it, False once it did not.
+	ConditionVerified = "Verified"
+)
+
+// Reasons of a MySQLBackup's conditions and Events.
+const (
+	ReasonBackupSucceeded        = "BackupSucceeded"
+	ReasonBackupFailed           = "BackupFailed"
+	ReasonBackupRunning          = "BackupRunning"
+	ReasonWaitingForMySQL        = "WaitingForMySQL"
+	ReasonVerificationPassed     = "VerificationPassed"
+	ReasonVerificationFailed     = "VerificationFailed"
+	ReasonVerificationRunning    = "VerificationRunning"
+	ReasonBackupPruned           = "BackupPruned"
+	ReasonRestoring              = "Restoring"
+	ReasonRestored               = "Restored"
+	ReasonRestoreSourceNotReady  = "RestoreSourceNotReady"
+	ReasonWaitingForBackup       = "WaitingForPreUpgradeBackup"
+	ReasonPreUpgradeBackupFailed = "PreUpgradeBackupFailed"
+)
+
+// MySQLBackupSpec is one backup of a MySQL.
+type MySQLBackupSpec struct {
+	// MySQLName names the MySQL in the same namespace to back up.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	MySQLName string `json:"mysqlName"`
+
+	// Storage holds the artifact. When unset, the MySQL's spec.backup.storage.
+	// +optional
+	Storage *BackupStorage `json:"storage,omitempty"`
+
+	// Encryption of the artifact. When storage is unset, the MySQL's spec.backup.encryption.
+	// +optional
+	Encryption *BackupEncryption `json:"encryption,omitempty"`
+
+	// Verify restores the backup into a scratch server once it succeeded and compares every
+	// table's row count and checksum. When storage is unset, the MySQL's spec.backup.verify.
+	// +optional
+	Verify *bool `json:"verify,omitempty"`
+}
+
+// MySQLBackupArtifact is where a backup's files are and what they hold.
+type MySQLBackupArtifact struct {
+	// Storage is "s3://<bucket>" or "pvc://<claim>".
+	Storage string `json:"storage"`
+
+	// Key of the backup: the artifact is <key>.sql.gz (.age when encrypted), its manifest of
+	// tables, row counts and checksums <key>.json.
+	Key string `json:"key"`
+}
+
+// MySQLBackupStatus is what the operator observed of the backup.
+type MySQLBackupStatus struct {
+	// ObservedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is Pending, Running, Succeeded or Failed.
+	// +optional
+	Phase BackupPhase `json:"phase,omitempty"`
+
+	// Reason the backup was taken: OnDemand, Scheduled or PreUpgrade.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// StartTime is when the backup Job started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the backup succeeded or finally failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Location of the artifact, once it is written.
+	// +optional
+	Location *MySQLBackupArtifact `json:"location,omitempty"`
+
+	// Size of the artifact in bytes, as stored (compressed, and encrypted when asked).
+	// +optional
+	Size int64 `json:"size,omitempty"`
+
+	// SHA256 of the artifact as stored, in hex.
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+
+	// Encrypted is true when the artifact is encrypted.
+	// +optional
+	Encrypted bool `json:"encrypted,omitempty"`
+
+	// ServerVersion is the version the server reported at the dump.
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+
+	// BinlogPosition is the binary log file and position at the dump ("file:position"), empty when
+	// the server keeps no binary log.
+	// +optional
+	BinlogPosition string `json:"binlogPosition,omitempty"`
+
+	// Databases and Tables count what the backup holds.
+	// +optional
+	Databases int32 `json:"databases,omitempty"`
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+
+	// Attempts counts the backup Job's failed attempts.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// Verification is the outcome of restoring the backup into a scratch server.
+	// +optional
+	Verification VerificationResult `json:"verification,omitempty"`
+
+	// VerificationTime is when the verification ended.
+	// +optional
+	VerificationTime *metav1.Time `json:"verificationTime,omitempty"`
+
+	// Conditions are Complete and Verified.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// MySQLBackup is one logical backup of a MySQL, taken by a Job and kept in object storage or a
+// volume. Deleting it leaves its artifact in the storage; only a MySQL's retention deletes artifacts.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mybak,categories=appkeeper
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 56",message="metadata.name must be a DNS-1035 label of at most 56 characters: it names the backup's Jobs"
+// +kubebuilder:printcolumn:name="MySQL",type=string,JSONPath=`.spec.mysqlName`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.size`
+// +kubebuilder:printcolumn:name="Verified",type=string,JSONPath=`.status.verification`
+// +kubebuilder:printcolumn:name="Completed",type=date,JSONPath=`.status.completionTime`
+// +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.status.location.key`,priority=1
+// +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.status.serverVersion`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type MySQLBackup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the backup a user asks for; it cannot change once the backup exists.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a backup is taken once"
+	Spec   MySQLBackupSpec   `json:"spec"`
+	Status MySQLBackupStatus `json:"status,omitempty"`
+}
+
+// MySQLBackupList is a list of MySQLBackups.
+// +kubebuilder:object:root=true
+type MySQLBackupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MySQLBackup `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&MySQLBackup{}, &MySQLBackupList{})
+}
+
+// MaxMySQLBackupNameLength bounds metadata.name: the Jobs are named <name>-backup and
+// <name>-verify, and a Job's name is a label value of its pods, at most 63 characters.
+const MaxMySQLBackupNameLength = 56
+
+// JobName is the name of the Job that takes the backup.
+func (b *MySQLBackup) JobName() string { return b.Name + "-backup" }
+
+// VerifyJobName is the name of the Job that restores the backup into a scratch server.
+func (b *MySQLBackup) VerifyJobName() string { return b.Name + "-verify" }
+
+// Key is the key of the backup's artifact in a storage: <prefix><namespace>/<mysql>/<backup>.
+func (b *MySQLBackup) Key(storage BackupStorage) string {
+	return storage.KeyPrefix() + b.Namespace + "/" + b.Spec.MySQLName + "/" + b.Name
+}
+
+// KeyPrefix is the prefix of every key in the storage.
+func (s BackupStorage) KeyPrefix() string {
+	switch {
+	case s.S3 != nil:
+		return withSlash(s.S3.Prefix)
+	case s.Volume != nil:
+		return withSlash(s.Volume.Path)
+	}
+	return ""
+}
+
+// Describe names the storage as status.location.storage does: s3://<bucket> or pvc://<claim>.
+func (s BackupStorage) Describe() string {
+	switch {
+	case s.S3 != nil:
+		return "s3://" + s.S3.Bucket
+	case s.Volume != nil:
+		return "pvc://" + s.Volume.ClaimName
+	}
+	return ""
+}
+
+func withSlash(prefix string) string {
+	if prefix == "" || prefix[len(prefix)-1] == '/' {
+		return prefix
+	}
+	return prefix + "/"
+}

@@ -1,0 +1,171 @@
+// Package backup is the data path of MySQL backups: the `appkeeper backup` subcommands that the
+// operator's Jobs run. They dump a server with its own mysqldump, compress, optionally encrypt and
+// checksum the dump, write it and a manifest of every table's row count and checksum to object
+// storage or a volume, fetch it back for a restore, verify a restored server against the manifest,
+// and delete what retention prunes.
+//
+// This file is the contract between the operator, which builds the Jobs, and the subcommands:
+// their names, flags, environment and the result they report.
+package backup
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Subcommands of `appkeeper backup`.
+const (
+	// CommandInstall copies the running binary to the path given as its only argument, so that a
+	// container of another image (the MySQL server's) can run it.
+	CommandInstall = "install"
+	// CommandDump dumps the server at --host as --user into the target, then deletes the keys
+	// given by --prune. It runs in the MySQL server's image, where mysqldump is.
+	CommandDump = "dump"
+	// CommandFetch writes the target's artifact, checked against its manifest and decrypted, as a
+	// gzip-compressed SQL file at --out, which a MySQL image's entrypoint loads from
+	// /docker-entrypoint-initdb.d on its first start. With --unless-initialized DIR it does
+	// nothing when DIR already holds a data directory.
+	CommandFetch = "fetch"
+	// CommandVerify waits for the server at --host, then compares the row count and checksum of
+	// every table the target's manifest lists with the server's.
+	CommandVerify = "verify"
+)
+
+// Environment variables the subcommands read secrets from; the Jobs set them only from Secrets,
+// by secretKeyRef.
+const (
+	// EnvMySQLPassword is the password of --user (the mysql clients read the same variable).
+	EnvMySQLPassword = "MYSQL_PWD"
+	// EnvAccessKeyID and EnvSecretAccessKey are the S3 credentials.
+	EnvAccessKeyID     = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey = "AWS_SECRET_ACCESS_KEY"
+	// EnvEncryptionKey is the passphrase: dump encrypts with it when set, fetch decrypts with it.
+	EnvEncryptionKey = "APPKEEPER_ENCRYPTION_KEY"
+)
+
+// File name extensions of a backup's objects: the artifact is <key>.sql.gz, or <key>.sql.gz.age
+// when encrypted; the manifest <key>.json is written last, so a key without a manifest holds no
+// complete backup.
+const (
+	ArtifactExtension          = ".sql.gz"
+	EncryptedArtifactExtension = ".sql.gz.age"
+	ManifestExtension          = ".json"
+)
+
+// Flag names shared by the subcommands.
+const (
+	FlagS3Endpoint    = "s3-endpoint"
+	FlagS3Bucket      = "s3-bucket"
+	FlagS3Region      = "s3-region"
+	FlagS3PathStyle   = "s3-path-style"
+	FlagS3CAFile      = "s3-ca-file"
+	FlagVolume        = "volume"
+	FlagKey           = "key"
+	FlagHost          = "host"
+	FlagPort          = "port"
+	FlagUser          = "user"
+	FlagPrune         = "prune"
+	FlagOut           = "out"
+	FlagUnlessInit    = "unless-initialized"
+	FlagResult        = "result"
+	FlagWaitTimeout   = "wait-timeout"
+	FlagCompressLevel = "compress-level"
+)
+
+// Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key
+// of the backup in it.
+type Target struct {
+	// S3Endpoint is the store's URL (http:// or https://); empty for a volume.
+	S3Endpoint string
+	S3Bucket   string
+	S3Region   string
+	// S3PathStyle addresses the bucket in the URL's path.
+	S3PathStyle bool
+	// S3CAFile is a PEM file of the certificate authorities an https endpoint is checked against,
+	// besides the system's.
+	S3CAFile string
+	// Volume is the folder where the claim is mounted; empty for S3.
+	Volume string
+	// Key of the backup, without extension: <prefix><namespace>/<mysql>/<backup>.
+	Key string
+}
+
+// Args are the flags that give a subcommand the target.
+func (t Target) Args() []string {
+	var args []string
+	flag := func(name, value string) {
+		if value != "" {
+			args = append(args, "--"+name+"="+value)
+		}
+	}
+	flag(FlagS3Endpoint, t.S3Endpoint)
+	flag(FlagS3Bucket, t.S3Bucket)
+	flag(FlagS3Region, t.S3Region)
+	if t.S3PathStyle {
+		flag(FlagS3PathStyle, strconv.FormatBool(true))
+	}
+	flag(FlagS3CAFile, t.S3CAFile)
+	flag(FlagVolume, t.Volume)
+	flag(FlagKey, t.Key)
+	return args
+}
+
+// Result is what a subcommand reports in its container's termination message (at most 4096
+// bytes, so it carries counts, not the per-table list) and on stdout, as one JSON object.
+type Result struct {
+	// Key of the backup.
+	Key string `json:"key,omitempty"`
+	// Artifact is the artifact's key with its extension.
+	Artifact string `json:"artifact,omitempty"`
+	// Size of the artifact as stored, in bytes.
+	Size int64 `json:"size,omitempty"`
+	// SHA256 of the artifact as stored, in hex.
+	SHA256    string `json:"sha256,omitempty"`
+	Encrypted bool   `json:"encrypted,omitempty"`
+	// ServerVersion is SELECT VERSION() at the dump.
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// BinlogPosition is "file:position" at the dump, empty without a binary log.
+	BinlogPosition string `json:"binlogPosition,omitempty"`
+	Databases      int    `json:"databases,omitempty"`
+	Tables         int    `json:"tables,omitempty"`
+	// Pruned are the keys deleted after the dump succeeded.
+	Pruned []string `json:"pruned,omitempty"`
+	// Verified is set by verify (and by fetch when the artifact is corrupt): true when every table
+	// matched, false when the artifact or a table did not.
+	Verified *bool `json:"verified,omitempty"`
+	// Mismatches describes, for a failed verification, the first tables that differ (bounded).
+	Mismatches []string `json:"mismatches,omitempty"`
+	// Error is why the subcommand failed; it never holds a password or key.
+	Error string `json:"error,omitempty"`
+}
+
+// PruneArgs are the --prune flags for the keys a dump deletes once it has succeeded.
+func PruneArgs(keys []string) []string {
+	args := make([]string, 0, len(keys))
+	for _, key := range keys {
+		args = append(args, "--"+FlagPrune+"="+key)
+	}
+	return args
+}
+
+// ArtifactKey is the key of the artifact of a backup.
+func ArtifactKey(key string, encrypted bool) string {
+	if encrypted {
+		return key + EncryptedArtifactExtension
+	}
+	return key + ArtifactExtension
+}
+
+// ManifestKey is the key of the manifest of a backup.
+func ManifestKey(key string) string { return strings.TrimSuffix(key, "/") + ManifestExtension }
+
+// The account backups connect as. The operator creates it, with a password of its own, each time
+// the server starts (mysqld's init-file), from any host: a backup Job runs in its own pod.
+const (
+	AccountUser = "appkeeper_backup"
+	// AccountPrivileges are what a consistent dump needs and no more: reading every table, view,
+	// trigger, routine and event; a brief global read lock and the binary log position, so that
+	// the dump's snapshot and the manifest's checksums are taken at one instant; and the process
+	// list, to see when mysqldump's snapshot has begun.
+	AccountPrivileges = "SELECT, SHOW VIEW, TRIGGER, LOCK TABLES, EVENT, RELOAD, PROCESS, REPLICATION CLIENT"
+)
