@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,6 +48,10 @@ const Name = "appkeeper"
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
+// BackupImageEnv names the environment variable that gives the default of --backup-image; the
+// operator's Deployment sets it to the operator's own image.
+const BackupImageEnv = "APPKEEPER_IMAGE"
+
 // Options configure the manager.
 type Options struct {
 	MetricsAddr             string
@@ -59,12 +64,16 @@ type Options struct {
 	QPS                     float64
 	Burst                   int
 	MaxConcurrentReconciles int
+	// BackupImage is an image holding this binary at /appkeeper: the backup Jobs run its backup
+	// subcommands. In a cluster it is the operator's own image.
+	BackupImage string
 }
 
 // DefaultOptions are the options of an operator run in-process beside a local cluster: no
 // listeners, no leader election.
 func DefaultOptions() Options {
-	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 1000, Burst: 2000, MaxConcurrentReconciles: 16}
+	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 1000, Burst: 2000, MaxConcurrentReconciles: 16,
+		BackupImage: os.Getenv(BackupImageEnv)}
 }
 
 // BindFlags registers the manager's flags on fs, with o's values as defaults.
@@ -79,6 +88,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.QPS, "kube-api-qps", o.QPS, "sustained queries per second to the API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the API server")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles, "reconciles run at once per kind")
+	fs.StringVar(&o.BackupImage, "backup-image", o.BackupImage, "image holding this binary at /appkeeper, which the backup Jobs run; defaults to $"+BackupImageEnv)
 }
 
 // Scheme knows the built-in kinds and appkeeper's.
