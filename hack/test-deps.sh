@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Go: a MariaDB server, against which the MySQL probe commands
-# run. Does nothing when it is already there.
+# and the backup data path run, and versitygw, an S3 gateway over a folder that the backups are
+# stored in. Does nothing for what is already there.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VERSITYGW_VERSION=v1.8.0
+versitygw="bin/versitygw-${VERSITYGW_VERSION}/versitygw"
+if [ ! -x "$versitygw" ]; then
+	# go install writes the binary only once it has linked, so a stopped build leaves nothing that
+	# this check would take for a finished one.
+	GOBIN="$PWD/bin/versitygw-${VERSITYGW_VERSION}" go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}"
+fi
+
 command -v mariadbd >/dev/null && command -v mariadb-install-db >/dev/null && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
