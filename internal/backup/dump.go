@@ -1,0 +1,193 @@
+package backup
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// DumpOptions are the inputs of Dump.
+type DumpOptions struct {
+	Target      Target
+	Credentials Credentials
+	// Connection is the server and the backup account.
+	Connection Connection
+	// EncryptionKey, when set, is the passphrase the artifact is encrypted with.
+	EncryptionKey string
+	// CompressLevel is gzip's level, 0 (none) to 9 (smallest).
+	CompressLevel int
+	// Prune are the keys of backups to delete once this one is complete.
+	Prune []string
+	// DumpCommand replaces the mysqldump found on the PATH.
+	DumpCommand string
+	// LockTimeout bounds the wait for the global read lock; DumpStartTimeout the wait for
+	// mysqldump's transaction. Zero means the defaults.
+	LockTimeout, DumpStartTimeout time.Duration
+}
+
+// Defaults of DumpOptions' timeouts. Writers wait while the lock is requested, so its wait is
+// short; mysqldump's start only reads the server's metadata.
+const (
+	DefaultLockTimeout      = 30 * time.Second
+	DefaultDumpStartTimeout = time.Minute
+)
+
+// Dump backs up every user database of the server into the target, in one consistent
+// snapshot: the artifact first, then its manifest; then it deletes the backups of o.Prune.
+// On failure the target's key holds nothing: no artifact and no manifest.
+func Dump(ctx context.Context, o DumpOptions) (Result, error) {
+	res := Result{Key: o.Target.Key}
+	if err := o.validate(); err != nil {
+		return res, err
+	}
+	store, err := OpenStorage(o.Target, o.Credentials)
+	if err != nil {
+		return res, err
+	}
+	tool, err := findDumpTool(ctx, o.DumpCommand)
+	if err != nil {
+		return res, err
+	}
+	if err := store.Check(ctx); err != nil {
+		return res, err
+	}
+	db, err := o.Connection.connect(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	// This key's backup is being replaced: from now on no manifest may describe it until the new
+	// one is whole, and a failure must leave nothing behind.
+	if err := deleteBackup(ctx, store, o.Target.Key); err != nil {
+		return res, err
+	}
+	m, err := o.dump(ctx, store, tool, db)
+	if err != nil {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cleanupErr := deleteBackup(cleanup, store, o.Target.Key); cleanupErr != nil {
+			err = fmt.Errorf("%w; removing what was written also failed: %w", err, cleanupErr)
+		}
+		return res, err
+	}
+	res = m.result()
+	pruned, err := prune(ctx, store, o.Target.Key, o.Prune)
+	res.Pruned = pruned
+	if err != nil {
+		return res, fmt.Errorf("the backup is complete, but pruning older backups failed: %w", err)
+	}
+	return res, nil
+}
+
+func (o *DumpOptions) validate() error {
+	if err := ValidateKey(o.Target.Key); err != nil {
+		return fmt.Errorf("--%s: %w", FlagKey, err)
+	}
+	for _, key := range o.Prune {
+		if err := ValidateKey(key); err != nil {
+			return fmt.Errorf("--%s: %w", FlagPrune, err)
+		}
+	}
+	if o.CompressLevel < 0 || o.CompressLevel > 9 {
+		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, o.CompressLevel)
+	}
+	if o.Connection.Host == "" || o.Connection.User == "" {
+		return fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.DumpStartTimeout == 0 {
+		o.DumpStartTimeout = DefaultDumpStartTimeout
+	}
+	return nil
+}
+
+type storeOutcome struct {
+	stored stored
+	err    error
+}
+
+// dump streams mysqldump's output into the store while it checksums every table in the same
+// snapshot, then writes the manifest.
+func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db *sql.DB) (*Manifest, error) {
+	encrypted := o.EncryptionKey != ""
+	artifact := ArtifactKey(o.Target.Key, encrypted)
+	var outcome chan storeOutcome
+	start := func(databases []string) (*dumpProcess, error) {
+		process, err := startDump(ctx, tool, o.Connection, databases)
+		if err != nil {
+			return nil, err
+		}
+		outcome = make(chan storeOutcome, 1)
+		go func() {
+			s, err := storeArtifact(ctx, store, artifact, process, o.CompressLevel, o.EncryptionKey)
+			outcome <- storeOutcome{s, err}
+		}()
+		return process, nil
+	}
+	timeouts := snapshotTimeouts{lock: o.LockTimeout, dumpStart: o.DumpStartTimeout}
+	snap, process, err := takeSnapshot(ctx, db, o.Connection, timeouts, start)
+	if err != nil {
+		if outcome != nil {
+			<-outcome // the dump was aborted: the store gives up and keeps nothing
+		}
+		return nil, err
+	}
+	created := time.Now().UTC()
+	sums, sumErr := snapshotChecksums(ctx, snap)
+	snap.close()
+	if sumErr != nil {
+		process.Abort()
+	}
+	out := <-outcome
+	if sumErr != nil {
+		return nil, sumErr
+	}
+	if out.err != nil {
+		return nil, out.err
+	}
+	// The manifest vouches for the artifact: check that the store holds all that was sent.
+	size, err := store.Stat(ctx, artifact)
+	if err != nil {
+		return nil, err
+	}
+	if size != out.stored.size {
+		return nil, fmt.Errorf("the storage holds %d bytes of %s, %d were written", size, artifact, out.stored.size)
+	}
+	m := &Manifest{
+		FormatVersion: ManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
+		Size: out.stored.size, SHA256: out.stored.sha256, Encrypted: encrypted, Compression: "gzip",
+		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, Created: created,
+		Databases: snap.databases, Tables: sums,
+	}
+	if err := writeManifest(ctx, store, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func snapshotChecksums(ctx context.Context, snap *snapshot) ([]TableChecksum, error) {
+	tables, err := listTables(ctx, snap.conn, snap.databases)
+	if err != nil {
+		return nil, err
+	}
+	return checksumTables(ctx, snap.conn, tables)
+}
+
+// prune deletes the backups of keys, never the one just written, and returns those it deleted
+// (a key that held nothing counts: retention wants it gone, and it is).
+func prune(ctx context.Context, store Storage, current string, keys []string) ([]string, error) {
+	var pruned []string
+	for _, key := range keys {
+		if key == current {
+			continue
+		}
+		if err := deleteBackup(ctx, store, key); err != nil {
+			return pruned, fmt.Errorf("%s: %w", key, err)
+		}
+		pruned = append(pruned, key)
+	}
+	return pruned, nil
+}

@@ -1,0 +1,84 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// ManifestFormatVersion is the version of the manifest's format and of the checksum function
+// its tables were computed with; verify refuses a manifest it does not know.
+const ManifestFormatVersion = 1
+
+// maxManifestSize bounds what is read as a manifest: a table takes about 150 bytes, so this is
+// hundreds of thousands of tables.
+const maxManifestSize = 64 << 20
+
+// Manifest describes a complete backup. It is written after the artifact, so that its presence
+// means the artifact is whole.
+type Manifest struct {
+	FormatVersion int    `json:"formatVersion"`
+	Key           string `json:"key"`
+	Artifact      string `json:"artifact"`
+	Size          int64  `json:"size"`
+	SHA256        string `json:"sha256"`
+	Encrypted     bool   `json:"encrypted"`
+	// Compression of the SQL in the artifact: "gzip".
+	Compression    string          `json:"compression"`
+	ServerVersion  string          `json:"serverVersion"`
+	BinlogPosition string          `json:"binlogPosition,omitempty"`
+	Created        time.Time       `json:"created"`
+	Databases      []string        `json:"databases"`
+	Tables         []TableChecksum `json:"tables"`
+}
+
+// result is the Result that reports the backup described by m.
+func (m *Manifest) result() Result {
+	return Result{
+		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
+		ServerVersion: m.ServerVersion, BinlogPosition: m.BinlogPosition,
+		Databases: len(m.Databases), Tables: len(m.Tables),
+	}
+}
+
+func writeManifest(ctx context.Context, store Storage, m *Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	return store.Put(ctx, ManifestKey(m.Key), bytes.NewReader(data), int64(len(data)))
+}
+
+// readManifest reads the manifest of the backup at key. Its artifact is read at key too, not at
+// the key the manifest was written with, so that a backup copied under another prefix restores.
+func readManifest(ctx context.Context, store Storage, key string) (*Manifest, error) {
+	r, err := store.Get(ctx, ManifestKey(key))
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("there is no complete backup at %s: its manifest %s does not exist", key, ManifestKey(key))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the manifest %s: %w", ManifestKey(key), err)
+	}
+	if len(data) > maxManifestSize {
+		return nil, fmt.Errorf("the manifest %s is larger than %d bytes", ManifestKey(key), maxManifestSize)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("the manifest %s is not valid JSON: %w", ManifestKey(key), err)
+	}
+	if m.FormatVersion != ManifestFormatVersion {
+		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
+			ManifestKey(key), m.FormatVersion, ManifestFormatVersion)
+	}
+	return &m, nil
+}

@@ -1,0 +1,266 @@
+package backup
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// systemDatabases are the server's own: a restore starts a new server with its own, and the
+// accounts in mysql are the new MySQL's.
+var systemDatabases = []string{"mysql", "information_schema", "performance_schema", "sys"}
+
+// snapshot is a transaction on one connection that sees the same instant as mysqldump's: both
+// began under a global read lock, which no write can pass, and the lock was released once both
+// had begun. Writers are held only for that moment, not for the dump.
+type snapshot struct {
+	conn           *sql.Conn
+	databases      []string
+	serverVersion  string
+	binlogPosition string
+}
+
+// snapshotTimeouts bound the waits under the lock, while writers wait too.
+type snapshotTimeouts struct {
+	// lock bounds the wait for the global read lock, which waits for running statements to end
+	// (and stalls writers meanwhile): a long query fails the backup rather than the application.
+	lock time.Duration
+	// dumpStart bounds the wait for mysqldump's transaction to begin.
+	dumpStart time.Duration
+}
+
+// takeSnapshot locks the server, begins the snapshot, starts the dump with start and waits for
+// its transaction, then unlocks. On error, nothing stays locked and the dump is aborted (whoever
+// reads its output still waits for it).
+func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapshotTimeouts,
+	start func(databases []string) (*dumpProcess, error),
+) (_ *snapshot, _ *dumpProcess, err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, c.describe(err)
+	}
+	s := &snapshot{conn: conn}
+	var dump *dumpProcess
+	defer func() {
+		if err != nil {
+			if dump != nil {
+				dump.Abort()
+			}
+			s.close()
+		}
+	}()
+	if err := s.lock(ctx, timeouts.lock); err != nil {
+		return nil, nil, c.describe(err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return nil, nil, c.describe(err)
+	}
+	if len(s.databases) == 0 {
+		return nil, nil, fmt.Errorf("the server at %s has no database to back up besides its own (%s)",
+			c.address(), strings.Join(systemDatabases, ", "))
+	}
+	before, err := s.sessionsOf(ctx, c.User)
+	if err != nil {
+		return nil, nil, c.describe(err)
+	}
+	if dump, err = start(s.databases); err != nil {
+		return nil, nil, err
+	}
+	if err := s.waitForDumpTransaction(ctx, c.User, before, dump, timeouts.dumpStart); err != nil {
+		return nil, nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		return nil, nil, c.describe(err)
+	}
+	return s, dump, nil
+}
+
+func (s *snapshot) lock(ctx context.Context, timeout time.Duration) error {
+	seconds := max(1, int(timeout/time.Second))
+	for _, statement := range []string{
+		"SET SESSION lock_wait_timeout = " + strconv.Itoa(seconds),
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+	} {
+		if _, err := s.conn.ExecContext(ctx, statement); err != nil {
+			return err
+		}
+	}
+	_, err := s.conn.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK")
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && myErr.Number == erLockWaitTimeout {
+		return fmt.Errorf("the global read lock was not granted within %s: a long statement or a lock holds the tables (%w)",
+			timeout, err)
+	}
+	return err
+}
+
+// begin lists the databases and begins the transaction, under the lock, then reads where the
+// binary log and the server stand at that instant.
+func (s *snapshot) begin(ctx context.Context) error {
+	placeholders := strings.TrimSuffix(strings.Repeat("?, ", len(systemDatabases)), ", ")
+	args := make([]any, len(systemDatabases))
+	for i, name := range systemDatabases {
+		args[i] = name
+	}
+	rows, err := s.conn.QueryContext(ctx, `SELECT SCHEMA_NAME FROM information_schema.SCHEMATA
+		WHERE SCHEMA_NAME NOT IN (`+placeholders+`) ORDER BY SCHEMA_NAME`, args...)
+	if err != nil {
+		return err
+	}
+	if s.databases, err = scanStrings(rows); err != nil {
+		return err
+	}
+	if _, err := s.conn.ExecContext(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT"); err != nil {
+		return err
+	}
+	if s.binlogPosition, err = binlogPosition(ctx, s.conn); err != nil {
+		return err
+	}
+	return s.conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&s.serverVersion)
+}
+
+// binlogPosition is "file:position", or empty when the server keeps no binary log. MySQL 8.4
+// knows only SHOW BINARY LOG STATUS, MariaDB and older MySQL only SHOW MASTER STATUS.
+func binlogPosition(ctx context.Context, conn *sql.Conn) (string, error) {
+	rows, err := conn.QueryContext(ctx, "SHOW BINARY LOG STATUS")
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && myErr.Number == erParseError {
+		rows, err = conn.QueryContext(ctx, "SHOW MASTER STATUS")
+	}
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	columns, err := rows.Columns()
+	if err != nil {
+		return "", err
+	}
+	if !rows.Next() {
+		return "", rows.Err()
+	}
+	values := make([]sql.NullString, len(columns))
+	pointers := make([]any, len(columns))
+	for i := range values {
+		pointers[i] = &values[i]
+	}
+	if err := rows.Scan(pointers...); err != nil {
+		return "", err
+	}
+	var file, position string
+	for i, column := range columns {
+		switch strings.ToLower(column) {
+		case "file":
+			file = values[i].String
+		case "position":
+			position = values[i].String
+		}
+	}
+	if file == "" {
+		return "", nil
+	}
+	return file + ":" + position, nil
+}
+
+// sessionsOf returns the ids of user's sessions other than this one.
+func (s *snapshot) sessionsOf(ctx context.Context, user string) (map[int64]bool, error) {
+	rows, err := s.conn.QueryContext(ctx,
+		"SELECT ID FROM information_schema.PROCESSLIST WHERE USER = ? AND ID <> CONNECTION_ID()", user)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rows.Err()
+}
+
+// trxPollInterval paces the polls of INNODB_TRX. InnoDB refreshes that table's cache only when
+// it was not read for 100 ms: polling faster would read the same stale rows forever.
+const trxPollInterval = 120 * time.Millisecond
+
+// waitForDumpTransaction waits until a new session of user holds an InnoDB transaction and is
+// no longer running START TRANSACTION: only then is its read view open, so releasing the lock
+// lets no write in between the two snapshots. A mysqldump that already finished under the lock
+// (a small dump is fast) read nothing but that instant too.
+func (s *snapshot) waitForDumpTransaction(ctx context.Context, user string, before map[int64]bool,
+	dump *dumpProcess, timeout time.Duration,
+) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-dump.exited():
+			return dump.Wait()
+		default:
+		}
+		found, err := s.dumpTransactionBegan(ctx, user, before)
+		if err != nil || found {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mysqldump's transaction did not begin within %s", timeout)
+		}
+		select {
+		case <-dump.exited():
+			return dump.Wait()
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(trxPollInterval):
+		}
+	}
+}
+
+func (s *snapshot) dumpTransactionBegan(ctx context.Context, user string, before map[int64]bool) (bool, error) {
+	rows, err := s.conn.QueryContext(ctx, `SELECT p.ID, COALESCE(p.INFO, '')
+		FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+		WHERE p.USER = ? AND p.ID <> CONNECTION_ID()`, user)
+	if err != nil {
+		return false, fmt.Errorf("cannot watch for mysqldump's transaction: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var info string
+		if err := rows.Scan(&id, &info); err != nil {
+			return false, err
+		}
+		if !before[id] && !strings.Contains(strings.ToUpper(info), "CONSISTENT SNAPSHOT") {
+			return true, rows.Err()
+		}
+	}
+	return false, rows.Err()
+}
+
+// close ends the transaction and the connection, which releases the lock if it is still held:
+// the pool keeps no idle connection, so closing it ends the session.
+func (s *snapshot) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = s.conn.ExecContext(ctx, "ROLLBACK")
+	_, _ = s.conn.ExecContext(ctx, "UNLOCK TABLES")
+	_ = s.conn.Close()
+}
+
+func scanStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
