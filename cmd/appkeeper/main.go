@@ -1,5 +1,5 @@
-// Command appkeeper runs the appkeeper operator, or with `appkeeper local …` a local Kubernetes to
-// try it on.
+// Command appkeeper runs the appkeeper operator, with `appkeeper local …` a local Kubernetes to
+// try it on, or with `appkeeper backup …` the data path of the backup Jobs.
 package main
 
 import (
@@ -26,6 +26,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "local" {
 		os.Exit(runLocal(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		os.Exit(runBackup(os.Args[2:]))
 	}
 	os.Exit(runManager(os.Args[1:]))
 }

@@ -1,0 +1,165 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes of the subcommands.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// Env reads the environment, os.Getenv in a Job.
+type Env func(name string) string
+
+// Main runs `appkeeper backup COMMAND [flags]` with args (COMMAND first) and returns the exit
+// code. Secrets come from env, never from flags, so that they stay out of the pod's spec.
+func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "Usage: appkeeper backup %s|%s|%s|%s [flags]\n", CommandInstall, CommandDump, CommandFetch, CommandVerify)
+		return ExitUsage
+	}
+	command := args[0]
+	fs := flag.NewFlagSet("appkeeper backup "+command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var run func() (Result, error)
+	switch command {
+	case CommandInstall:
+		fs.Usage = func() { fmt.Fprintf(stderr, "Usage: appkeeper backup %s DEST\n", CommandInstall) }
+		run = func() (Result, error) { return Result{}, installArgs(fs.Args()) }
+	case CommandDump:
+		run = dumpCommand(ctx, fs, env)
+	case CommandFetch:
+		run = fetchCommand(ctx, fs, env)
+	case CommandVerify:
+		run = verifyCommand(ctx, fs, env)
+	default:
+		fmt.Fprintf(stderr, "appkeeper backup: unknown command %q\n", command)
+		return ExitUsage
+	}
+	result := fs.String(FlagResult, "", "file the result is written to as JSON (default "+terminationLog+" when it is writable)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return ExitUsage
+	}
+	resultFile := *result
+	if !flagSet(fs, FlagResult) {
+		resultFile = defaultResultFile()
+	}
+	res, err := run()
+	var usage usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, err)
+		return ExitUsage
+	}
+	if err != nil {
+		res.Error = err.Error()
+		fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, err)
+	}
+	// install has nothing to report but a failure.
+	if command != CommandInstall || err != nil {
+		if werr := writeResult(res, stdout, resultFile); werr != nil {
+			fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, werr)
+			return ExitFailed
+		}
+	}
+	if err != nil {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// usageError is a mistake in the command line rather than a failure.
+type usageError struct{ error }
+
+func installArgs(args []string) error {
+	if len(args) != 1 {
+		return usageError{fmt.Errorf("want one argument, the destination, got %d", len(args))}
+	}
+	return Install(args[0])
+}
+
+func dumpCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := DumpOptions{}
+	bindTarget(fs, &o.Target)
+	bindConnection(fs, &o.Connection, AccountUser)
+	fs.Func(FlagPrune, "key of a backup to delete once this one is complete (repeatable)", func(key string) error {
+		o.Prune = append(o.Prune, key)
+		return nil
+	})
+	fs.IntVar(&o.CompressLevel, FlagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.Connection.Password, o.EncryptionKey = credentialsFrom(env), env(EnvMySQLPassword), env(EnvEncryptionKey)
+		return Dump(ctx, o)
+	}
+}
+
+func fetchCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := FetchOptions{}
+	bindTarget(fs, &o.Target)
+	fs.StringVar(&o.Out, FlagOut, "", "file the gzip-compressed SQL is written to")
+	fs.StringVar(&o.UnlessInitialized, FlagUnlessInit, "", "fetch nothing when this data directory is already initialised")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
+		return Fetch(ctx, o)
+	}
+}
+
+func verifyCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := VerifyOptions{}
+	bindTarget(fs, &o.Target)
+	bindConnection(fs, &o.Connection, "root")
+	fs.DurationVar(&o.WaitTimeout, FlagWaitTimeout, DefaultWaitTimeout, "how long to wait for the server to accept connections")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.Connection.Password = credentialsFrom(env), env(EnvMySQLPassword)
+		return Verify(ctx, o)
+	}
+}
+
+func bindTarget(fs *flag.FlagSet, t *Target) {
+	fs.StringVar(&t.S3Endpoint, FlagS3Endpoint, "", "URL of the S3-compatible store (http:// or https://)")
+	fs.StringVar(&t.S3Bucket, FlagS3Bucket, "", "bucket of the backups")
+	fs.StringVar(&t.S3Region, FlagS3Region, "us-east-1", "region of the bucket")
+	fs.BoolVar(&t.S3PathStyle, FlagS3PathStyle, false, "address the bucket in the URL's path")
+	fs.StringVar(&t.S3CAFile, FlagS3CAFile, "", "PEM file of certificate authorities to trust besides the system's")
+	fs.StringVar(&t.Volume, FlagVolume, "", "folder where the backup volume is mounted")
+	fs.StringVar(&t.Key, FlagKey, "", "key of the backup, without extension")
+}
+
+func bindConnection(fs *flag.FlagSet, c *Connection, user string) {
+	fs.StringVar(&c.Host, FlagHost, "", "host of the MySQL server")
+	fs.IntVar(&c.Port, FlagPort, 3306, "port of the MySQL server")
+	fs.StringVar(&c.User, FlagUser, user, "user to connect as; its password is "+EnvMySQLPassword)
+}
+
+func credentialsFrom(env Env) Credentials {
+	return Credentials{AccessKeyID: env(EnvAccessKeyID), SecretAccessKey: env(EnvSecretAccessKey)}
+}
+
+func requireArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
