@@ -1,0 +1,122 @@
+package backup
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+const wrongSecret = "not-the-secret-at-all"
+
+// storageFailures: a store that cannot be reached, refuses the credentials or lacks the bucket,
+// a missing volume and a refused login fail the dump quickly, with a sentence that names the
+// cause and no secret, and leave nothing behind.
+func (env *backupEnv) storageFailures(t *testing.T) {
+	ctx := context.Background()
+	conn, creds := env.source.backupConnection(), env.s3.credentials()
+	badPassword := conn
+	badPassword.Password = wrongSecret
+	missingBucket := env.s3.target("fail/bucket")
+	missingBucket.S3Bucket = "no-such-bucket"
+	for _, tt := range []struct {
+		name   string
+		target Target
+		creds  Credentials
+		conn   Connection
+		want   string
+	}{
+		{"unreachable endpoint", Target{S3Endpoint: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), S3Bucket: "backups",
+			S3PathStyle: true, Key: "fail/unreachable"}, creds, conn, "cannot reach the object store at http://127.0.0.1:"},
+		{"wrong secret key", env.s3.target("fail/secret"), Credentials{s3AccessKey, wrongSecret}, conn,
+			"refused the credentials"},
+		{"unknown access key", env.s3.target("fail/access"), Credentials{"nobody", wrongSecret}, conn,
+			"refused the credentials"},
+		{"missing bucket", missingBucket, creds, conn, `the bucket "no-such-bucket" does not exist`},
+		{"missing volume", Target{Volume: "/nonexistent/appkeeper", Key: "fail/volume"}, creds, conn,
+			"the backup volume at /nonexistent/appkeeper cannot be used"},
+		{"wrong MySQL password", env.s3.target("fail/password"), creds, badPassword,
+			`refused the login of user "appkeeper_backup"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := Dump(ctx, DumpOptions{Target: tt.target, Credentials: tt.creds, Connection: tt.conn})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("dump = %v, want an error naming %q", err, tt.want)
+			}
+			t.Log(err)
+			if strings.Contains(err.Error(), wrongSecret) || strings.Contains(err.Error(), s3SecretKey) {
+				t.Errorf("the error shows a secret: %v", err)
+			}
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("the dump took %s to fail", took)
+			}
+			if res.Key != tt.target.Key || res.Artifact != "" {
+				t.Errorf("result = %+v", res)
+			}
+		})
+	}
+	requireNoObjects(t, env.s3, "fail/")
+}
+
+// dumpFailures: a mysqldump that fails before its transaction began, or after writing the whole
+// dump, fails the backup with its own last words, leaves no object, and leaves the server
+// unlocked.
+func (env *backupEnv) dumpFailures(t *testing.T) {
+	ctx := context.Background()
+	tool, err := findDumpTool(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, script, want string }{
+		{"fails at once", `echo "mysqldump: unknown variable 'nonsense=1'" >&2; exit 7`,
+			"mysqldump failed (exit status 7): mysqldump: unknown variable 'nonsense=1'"},
+		{"fails at the end", `"$real" "$@"; echo "warning: ignored" >&2
+			echo "mysqldump: Error 2013: Lost connection to server during query when dumping table files" >&2; exit 2`,
+			"mysqldump failed (exit status 2): mysqldump: Error 2013: Lost connection"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			script := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			body := "#!/bin/sh\nreal=" + tool.path + "\n[ \"$1\" = --version ] && exec \"$real\" --version\n" + tt.script + "\n"
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			target := env.s3.target("fail/dump/" + filepath.Base(script))
+			_, err := Dump(ctx, DumpOptions{Target: target, Credentials: env.s3.credentials(),
+				Connection: env.source.backupConnection(), DumpCommand: script})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("dump = %v, want an error naming %q", err, tt.want)
+			}
+			t.Log(err)
+			writeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (1)"); err != nil {
+				t.Errorf("a write after the failed dump: %v (is the server still locked?)", err)
+			}
+		})
+	}
+	requireNoObjects(t, env.s3, "fail/")
+	// A failed multipart upload is aborted, not left for the store to keep.
+	for upload := range env.s3.client.ListIncompleteUploads(ctx, env.s3.bucket, "fail/", true) {
+		if upload.Err == nil {
+			t.Errorf("an upload was left incomplete: %s", upload.Key)
+		}
+	}
+}
+
+func requireNoObjects(t *testing.T, s *s3Server, prefix string) {
+	t.Helper()
+	for object := range s.client.ListObjects(context.Background(), s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if object.Err != nil {
+			t.Fatal(object.Err)
+		}
+		t.Errorf("a failed dump left %s", object.Key)
+	}
+}
