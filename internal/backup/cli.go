@@ -58,6 +58,9 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, err)
 		return ExitUsage
 	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("stopped by a signal before it completed: %w", err)
+	}
 	if err != nil {
 		res.Error = err.Error()
 		fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, err)

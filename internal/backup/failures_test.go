@@ -75,12 +75,17 @@ func (env *backupEnv) dumpFailures(t *testing.T) {
 	}
 	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
 	dir := t.TempDir()
-	for _, tt := range []struct{ name, script, want string }{
+	for _, tt := range []struct {
+		name, script, want string
+		cancelAfter        time.Duration
+	}{
 		{"fails at once", `echo "mysqldump: unknown variable 'nonsense=1'" >&2; exit 7`,
-			"mysqldump failed (exit status 7): mysqldump: unknown variable 'nonsense=1'"},
+			"mysqldump failed (exit status 7): mysqldump: unknown variable 'nonsense=1'", 0},
 		{"fails at the end", `"$real" "$@"; echo "warning: ignored" >&2
 			echo "mysqldump: Error 2013: Lost connection to server during query when dumping table files" >&2; exit 2`,
-			"mysqldump failed (exit status 2): mysqldump: Error 2013: Lost connection"},
+			"mysqldump failed (exit status 2): mysqldump: Error 2013: Lost connection", 0},
+		// As when the Job's pod is deleted: SIGTERM cancels the dump while it uploads.
+		{"is cancelled", `"$real" "$@"; exec sleep 60`, "context canceled", 2 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			script := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
@@ -89,7 +94,13 @@ func (env *backupEnv) dumpFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			target := env.s3.target("fail/dump/" + filepath.Base(script))
-			_, err := Dump(ctx, DumpOptions{Target: target, Credentials: env.s3.credentials(),
+			dumpCtx := ctx
+			if tt.cancelAfter > 0 {
+				var cancel context.CancelFunc
+				dumpCtx, cancel = context.WithCancel(ctx)
+				defer time.AfterFunc(tt.cancelAfter, cancel).Stop()
+			}
+			_, err := Dump(dumpCtx, DumpOptions{Target: target, Credentials: env.s3.credentials(),
 				Connection: env.source.backupConnection(), DumpCommand: script})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("dump = %v, want an error naming %q", err, tt.want)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"time"
 
 	"filippo.io/age"
 	"github.com/klauspost/compress/gzip"
@@ -53,8 +54,17 @@ func storeArtifact(ctx context.Context, store Storage, key string, src dumpSourc
 		produced <- err
 		_ = pw.CloseWithError(err) // nil closes with EOF: the stream is complete
 	}()
+	// Cancelling ctx (SIGTERM) fails the stream rather than the store's requests, so that the
+	// store still aborts its upload cleanly; a store that hangs is cut off after a grace period.
+	putCtx, cancelPut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPut()
+	stop := context.AfterFunc(ctx, func() {
+		_ = pr.CloseWithError(ctx.Err())
+		time.AfterFunc(abortGrace, cancelPut)
+	})
+	defer stop()
 	counter := newHashingReader(pr)
-	putErr := store.Put(ctx, key, counter, -1)
+	putErr := store.Put(putCtx, key, counter, -1)
 	// Unblock the producer if the store gave up before the end of the stream.
 	_ = pr.CloseWithError(errStoreFailed)
 	prodErr := <-produced
@@ -74,6 +84,10 @@ func storeArtifact(ctx context.Context, store Storage, key string, src dumpSourc
 }
 
 var errStoreFailed = errors.New("the storage stopped reading")
+
+// abortGrace is how long a cancelled upload has to abort itself: less than the 30 seconds
+// Kubernetes leaves a terminated pod before it kills it.
+const abortGrace = 15 * time.Second
 
 // encode writes src compressed, and encrypted when passphrase is set, to dst.
 func encode(dst io.Writer, src io.Reader, level int, passphrase string) error {

@@ -18,7 +18,9 @@ var systemDatabases = []string{"mysql", "information_schema", "performance_schem
 
 // snapshot is a transaction on one connection that sees the same instant as mysqldump's: both
 // began under a global read lock, which no write can pass, and the lock was released once both
-// had begun. Writers are held only for that moment, not for the dump.
+// had begun. Writers are held only for that moment, not for the dump. Like mysqldump's
+// --single-transaction, this holds for transactional tables (InnoDB): a MyISAM or Aria table
+// written during the dump may be read at different moments by the dump and the checksums.
 type snapshot struct {
 	conn           *sql.Conn
 	databases      []string

@@ -29,6 +29,9 @@ func Verify(ctx context.Context, o VerifyOptions) (Result, error) {
 	if err := ValidateKey(o.Target.Key); err != nil {
 		return res, fmt.Errorf("--%s: %w", FlagKey, err)
 	}
+	if o.Connection.Host == "" || o.Connection.User == "" {
+		return res, fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
+	}
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = DefaultWaitTimeout
 	}
