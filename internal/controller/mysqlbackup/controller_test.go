@@ -256,3 +256,9 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 		t.Errorf("statefulset image = %s after a failed pre-upgrade backup, want mysql:8.4.6", got)
 	}
 }
+
+func TestInvalidBackupsAreRejected(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "bak")
+	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQLBackup")
+	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQLBackup")
+}
