@@ -82,7 +82,7 @@ var ValidUpdates = []Update{
 		}}, ""},
 	{"mysql backups added, changed and removed", "MySQL", map[string]any{},
 		map[string]any{"backup": map[string]any{"schedule": "0 2 * * *", "timeZone": "Europe/Paris", "verify": true,
-			"storage": map[string]any{"volume": map[string]any{"claimName": "backups", "path": "db/"}},
+			"storage":   map[string]any{"volume": map[string]any{"claimName": "backups", "path": "db/"}},
 			"retention": map[string]any{"keepLast": 7, "maxAge": "720h"}}}, ""},
 	{"wordpress image, replicas and the MySQL it refers to", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}}},
 		map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0, "database": map[string]any{"mysqlRef": map[string]any{"name": "other"}}}, ""},
