@@ -10,6 +10,7 @@ require (
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.67.5
+	github.com/robfig/cron/v3 v3.0.1
 	go.uber.org/zap v1.27.1
 	helm.sh/helm/v4 v4.2.4
 	k8s.io/api v0.36.3
