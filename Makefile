@@ -72,7 +72,7 @@ test-unit: controlplane test-deps ## Unit and envtest tests only.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 
 .PHONY: test-deps
-test-deps: ## Install MariaDB from the distribution's packages: the MySQL probes are tested against it.
+test-deps: ## Install MariaDB from the distribution's packages and build versitygw into bin/: the MySQL probes and the backup data path are tested against them.
 	bash hack/test-deps.sh
 
 .PHONY: test-e2e
