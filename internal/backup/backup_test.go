@@ -21,7 +21,7 @@ type backupEnv struct {
 }
 
 func TestBackups(t *testing.T) {
-	env := &backupEnv{source: startMariaDB(t), s3: startVersityGW(t)}
+	env := &backupEnv{source: startMariaDB(t), s3: startVersityGW(t, nil)}
 	env.blob = seed(t, env.source)
 
 	t.Run("to S3, restored and verified", func(t *testing.T) {

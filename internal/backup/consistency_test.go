@@ -28,7 +28,7 @@ func TestDumpWhileWriting(t *testing.T) {
 		"CREATE TABLE bank.history (id INT PRIMARY KEY, payload VARCHAR(200))",
 		"INSERT INTO bank.history SELECT seq, REPEAT(MD5(seq), 6) FROM bank.seq_1_to_100000",
 	)
-	s3 := startVersityGW(t)
+	s3 := startVersityGW(t, nil)
 	target := s3.target("busy/bank/1")
 
 	w := startTransfers(t, source.root)

@@ -2,11 +2,13 @@ package backup
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -211,14 +213,22 @@ type s3Server struct {
 	client   *minio.Client
 }
 
-func startVersityGW(t *testing.T) *s3Server {
+// startVersityGW starts versitygw over http, or over https with a certificate of ca when it is
+// not nil.
+func startVersityGW(t *testing.T, ca *testCA) *s3Server {
 	t.Helper()
 	binary := requireTool(t, filepath.Join(repoRoot(t), versitygwPath))
 	dir := t.TempDir()
 	port := freePort(t)
 	address := fmt.Sprintf("127.0.0.1:%d", port)
-	gw := exec.Command(binary, "--access", s3AccessKey, "--secret", s3SecretKey, "--port", address, "--quiet",
-		"posix", dir)
+	args := []string{"--access", s3AccessKey, "--secret", s3SecretKey, "--port", address, "--quiet"}
+	scheme, transport := "http", http.DefaultTransport
+	if ca != nil {
+		args = append(args, "--cert", ca.certFile, "--key", ca.keyFile)
+		scheme = "https"
+		transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}}
+	}
+	gw := exec.Command(binary, append(args, "posix", dir)...)
 	var log strings.Builder
 	gw.Stdout, gw.Stderr = &log, &log
 	if err := gw.Start(); err != nil {
@@ -230,12 +240,12 @@ func startVersityGW(t *testing.T) *s3Server {
 	})
 	client, err := minio.New(address, &minio.Options{
 		Creds: credentials.NewStaticV4(s3AccessKey, s3SecretKey, ""), BucketLookup: minio.BucketLookupPath,
-		Region: "us-east-1",
+		Region: "us-east-1", Secure: ca != nil, Transport: transport,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &s3Server{endpoint: "http://" + address, bucket: "backups", dir: dir, client: client}
+	s := &s3Server{endpoint: scheme + "://" + address, bucket: "backups", dir: dir, client: client}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := client.MakeBucket(context.Background(), s.bucket, minio.MakeBucketOptions{Region: "us-east-1"})
