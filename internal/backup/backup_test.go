@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/minio/minio-go/v7"
 )
 
 // backupEnv is one seeded source server and one object store, shared by the scenarios of
@@ -242,15 +240,5 @@ func (env *backupEnv) prune(t *testing.T) {
 	if want := []string{"p/db/1", "p/db/3", "p/db/never-existed"}; !slices.Equal(res.Pruned, want) {
 		t.Errorf("pruned = %v, want %v (never the backup just taken)", res.Pruned, want)
 	}
-	var left []string
-	for object := range env.s3.client.ListObjects(ctx, env.s3.bucket, minio.ListObjectsOptions{Prefix: "p/", Recursive: true}) {
-		if object.Err != nil {
-			t.Fatal(object.Err)
-		}
-		left = append(left, object.Key)
-	}
-	want := []string{"p/db/2.json", "p/db/2.sql.gz", "p/db/4.json", "p/db/4.sql.gz"}
-	if !slices.Equal(sortedCopy(left), want) {
-		t.Errorf("the bucket holds %v, want %v", left, want)
-	}
+	requireBucketHolds(t, env.s3, "p/", "p/db/2.json", "p/db/2.sql.gz", "p/db/4.json", "p/db/4.sql.gz")
 }
