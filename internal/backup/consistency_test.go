@@ -171,3 +171,18 @@ func transfer(ctx context.Context, db *sql.DB, from, to, amount int) error {
 	}
 	return tx.Commit()
 }
+
+// TestEmptyServer backs up a server that holds no database of its own, as a MySQL without
+// spec.database is before its first upgrade: the backup succeeds, restores and verifies.
+func TestEmptyServer(t *testing.T) {
+	server := startMariaDB(t)
+	target := Target{Volume: t.TempDir(), Key: "ns/empty/1"}
+	res, err := Dump(context.Background(), DumpOptions{Target: target, Connection: server.backupConnection()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Databases != 0 || res.Tables != 0 || res.Size == 0 {
+		t.Errorf("result = %+v", res)
+	}
+	restoreAndVerify(t, server, target, Credentials{})
+}

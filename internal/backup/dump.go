@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 )
 
@@ -115,16 +117,19 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 	encrypted := o.EncryptionKey != ""
 	artifact := ArtifactKey(o.Target.Key, encrypted)
 	var outcome chan storeOutcome
+	storeInBackground := func(src dumpSource) {
+		outcome = make(chan storeOutcome, 1)
+		go func() {
+			s, err := storeArtifact(ctx, store, artifact, src, o.CompressLevel, o.EncryptionKey)
+			outcome <- storeOutcome{s, err}
+		}()
+	}
 	start := func(databases []string) (*dumpProcess, error) {
 		process, err := startDump(ctx, tool, o.Connection, databases)
 		if err != nil {
 			return nil, err
 		}
-		outcome = make(chan storeOutcome, 1)
-		go func() {
-			s, err := storeArtifact(ctx, store, artifact, process, o.CompressLevel, o.EncryptionKey)
-			outcome <- storeOutcome{s, err}
-		}()
+		storeInBackground(process)
 		return process, nil
 	}
 	timeouts := snapshotTimeouts{lock: o.LockTimeout, dumpStart: o.DumpStartTimeout}
@@ -135,10 +140,15 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 		}
 		return nil, err
 	}
+	if process == nil {
+		// An empty backup still restores (to nothing) and verifies: a server without a database
+		// of its own must not fail the backup taken before its upgrade.
+		storeInBackground(emptyDump())
+	}
 	created := time.Now().UTC()
 	sums, sumErr := snapshotChecksums(ctx, snap)
 	snap.close()
-	if sumErr != nil {
+	if sumErr != nil && process != nil {
 		process.Abort()
 	}
 	out := <-outcome
@@ -160,13 +170,23 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 		FormatVersion: ManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
 		Size: out.stored.size, SHA256: out.stored.sha256, Encrypted: encrypted, Compression: "gzip",
 		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, Created: created,
-		Databases: snap.databases, Tables: sums,
+		Databases: append([]string{}, snap.databases...), Tables: sums,
 	}
 	if err := writeManifest(ctx, store, m); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
+
+// emptyDump is the SQL of a server without a database of its own: a comment.
+func emptyDump() dumpSource {
+	return staticDump{strings.NewReader("-- The server held no database besides its own when it was backed up.\n")}
+}
+
+type staticDump struct{ io.Reader }
+
+func (staticDump) Wait() error { return nil }
+func (staticDump) Abort()      {}
 
 func snapshotChecksums(ctx context.Context, snap *snapshot) ([]TableChecksum, error) {
 	tables, err := listTables(ctx, snap.conn, snap.databases)

@@ -99,16 +99,18 @@ func caPool(file string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// Check asks for the bucket (HEAD), and when the answer is 404 or 403, reads an object to learn
+// why: HEAD's answer has no body, so it cannot tell a missing bucket from an unknown access key
+// (which some stores answer with 404), nor wrong credentials from a policy that grants objects
+// but not the bucket. A GET's error names its cause.
 func (s *s3Storage) Check(ctx context.Context) error {
 	exists, err := s.client.BucketExists(ctx, s.bucket)
-	if err != nil {
+	if err != nil && minio.ToErrorResponse(err).Code != minio.AccessDenied {
 		return s.describe(err)
 	}
 	if exists {
 		return nil
 	}
-	// The answer to HEAD has no body, and some stores answer 404 to an unknown access key too:
-	// reading an object tells which it is by the error's code.
 	r, err := s.open(ctx, ".appkeeper-check")
 	if err == nil {
 		_ = r.Close()

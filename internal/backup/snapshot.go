@@ -39,7 +39,8 @@ type snapshotTimeouts struct {
 
 // takeSnapshot locks the server, begins the snapshot, starts the dump with start and waits for
 // its transaction, then unlocks. On error, nothing stays locked and the dump is aborted (whoever
-// reads its output still waits for it).
+// reads its output still waits for it). The dump is nil when the server has no database of its
+// own.
 func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapshotTimeouts,
 	start func(databases []string) (*dumpProcess, error),
 ) (_ *snapshot, _ *dumpProcess, err error) {
@@ -63,19 +64,18 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 	if err := s.begin(ctx); err != nil {
 		return nil, nil, c.describe(err)
 	}
-	if len(s.databases) == 0 {
-		return nil, nil, fmt.Errorf("the server at %s has no database to back up besides its own (%s)",
-			c.address(), strings.Join(systemDatabases, ", "))
-	}
-	before, err := s.sessionsOf(ctx, c.User)
-	if err != nil {
-		return nil, nil, c.describe(err)
-	}
-	if dump, err = start(s.databases); err != nil {
-		return nil, nil, err
-	}
-	if err := s.waitForDumpTransaction(ctx, c.User, before, dump, timeouts.dumpStart); err != nil {
-		return nil, nil, err
+	// A server with no database of its own leaves mysqldump nothing to do: no dump is started.
+	if len(s.databases) > 0 {
+		before, err := s.sessionsOf(ctx, c.User)
+		if err != nil {
+			return nil, nil, c.describe(err)
+		}
+		if dump, err = start(s.databases); err != nil {
+			return nil, nil, err
+		}
+		if err := s.waitForDumpTransaction(ctx, c.User, before, dump, timeouts.dumpStart); err != nil {
+			return nil, nil, err
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
 		return nil, nil, c.describe(err)
