@@ -43,6 +43,8 @@ func TestBackups(t *testing.T) {
 	t.Run("prune deletes exactly the given keys", env.prune)
 	t.Run("storage failures leave nothing", env.storageFailures)
 	t.Run("a failed mysqldump leaves nothing and no lock", env.dumpFailures)
+	t.Run("a long statement keeps the dump from locking", env.longStatement)
+	t.Run("a held table lock makes the lock time out", env.lockTimeout)
 	t.Run("command line", env.commandLine)
 }
 

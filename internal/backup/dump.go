@@ -24,8 +24,9 @@ type DumpOptions struct {
 	// DumpCommand replaces the mysqldump found on the PATH.
 	DumpCommand string
 	// LockTimeout bounds the wait for the global read lock; DumpStartTimeout the wait for
-	// mysqldump's transaction. Zero means the defaults.
-	LockTimeout, DumpStartTimeout time.Duration
+	// mysqldump's transaction. LongStatement is how long a running statement may have run when
+	// the lock is taken. Zero means the defaults.
+	LockTimeout, DumpStartTimeout, LongStatement time.Duration
 }
 
 // Defaults of DumpOptions' timeouts. Writers wait while the lock is requested, so its wait is
@@ -33,6 +34,8 @@ type DumpOptions struct {
 const (
 	DefaultLockTimeout      = 30 * time.Second
 	DefaultDumpStartTimeout = time.Minute
+	// DefaultLongStatement tells an application's statements from a report's or a batch's.
+	DefaultLongStatement = 10 * time.Second
 )
 
 // Dump backs up every user database of the server into the target, in one consistent
@@ -100,6 +103,9 @@ func (o *DumpOptions) validate() error {
 	if o.LockTimeout == 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
+	if o.LongStatement == 0 {
+		o.LongStatement = DefaultLongStatement
+	}
 	if o.DumpStartTimeout == 0 {
 		o.DumpStartTimeout = DefaultDumpStartTimeout
 	}
@@ -132,7 +138,7 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 		storeInBackground(process)
 		return process, nil
 	}
-	timeouts := snapshotTimeouts{lock: o.LockTimeout, dumpStart: o.DumpStartTimeout}
+	timeouts := snapshotTimeouts{lock: o.LockTimeout, dumpStart: o.DumpStartTimeout, longStatement: o.LongStatement}
 	snap, process, err := takeSnapshot(ctx, db, o.Connection, timeouts, start)
 	if err != nil {
 		if outcome != nil {

@@ -131,3 +131,73 @@ func requireNoObjects(t *testing.T, s *s3Server, prefix string) {
 		t.Errorf("a failed dump left %s", object.Key)
 	}
 }
+
+// longStatement: a statement that has run for long makes the dump wait for it, then give up,
+// rather than take the global read lock, which would stall every query on the statement's
+// tables until it ends.
+func (env *backupEnv) longStatement(t *testing.T) {
+	ctx := context.Background()
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)",
+		"INSERT INTO scratch.writes VALUES (0)")
+	long := make(chan error, 1)
+	go func() {
+		_, err := env.source.root.ExecContext(ctx, "SELECT SLEEP(4) FROM scratch.writes LIMIT 1")
+		long <- err
+	}()
+	time.Sleep(1100 * time.Millisecond) // the statement has run for a second
+	start := time.Now()
+	_, err := Dump(ctx, DumpOptions{Target: env.s3.target("fail/long"), Credentials: env.s3.credentials(),
+		Connection: env.source.backupConnection(), LockTimeout: time.Second, LongStatement: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "the global read lock would stall every query on its tables") ||
+		!strings.Contains(err.Error(), "SLEEP(4)") {
+		t.Errorf("dump during a long statement = %v, want it to give up", err)
+	}
+	t.Log(err)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the dump took %s to give up", took)
+	}
+	// Nothing was flushed: the table is as usable as before.
+	writeCtx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (2)"); err != nil {
+		t.Errorf("a write while the long statement still runs: %v", err)
+	}
+	if err := <-long; err != nil {
+		t.Fatal(err)
+	}
+	requireNoObjects(t, env.s3, "fail/long")
+}
+
+// lockTimeout: a session that holds a table locked keeps the global read lock from being
+// granted; the dump gives up after its timeout rather than hold every write behind its request.
+func (env *backupEnv) lockTimeout(t *testing.T) {
+	ctx := context.Background()
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
+	locker, err := env.source.root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES scratch.writes WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Dump(ctx, DumpOptions{Target: env.s3.target("fail/lock"), Credentials: env.s3.credentials(),
+		Connection: env.source.backupConnection(), LockTimeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "the global read lock was not granted within 1s") {
+		t.Errorf("dump while a table is locked = %v, want the lock to time out", err)
+	}
+	t.Log(err)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the dump took %s to give up", took)
+	}
+	if _, err := locker.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+		t.Fatal(err)
+	}
+	writeCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (3)"); err != nil {
+		t.Errorf("a write after the dump gave up: %v (is the server still locked?)", err)
+	}
+	requireNoObjects(t, env.s3, "fail/lock")
+}

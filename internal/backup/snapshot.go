@@ -35,6 +35,8 @@ type snapshotTimeouts struct {
 	lock time.Duration
 	// dumpStart bounds the wait for mysqldump's transaction to begin.
 	dumpStart time.Duration
+	// longStatement is how long a statement may have been running when the lock is asked for.
+	longStatement time.Duration
 }
 
 // takeSnapshot locks the server, begins the snapshot, starts the dump with start and waits for
@@ -58,7 +60,10 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 			s.close()
 		}
 	}()
-	if err := s.lock(ctx, timeouts.lock); err != nil {
+	if err := waitForLongStatements(ctx, conn, timeouts.longStatement, timeouts.lock); err != nil {
+		return nil, nil, err
+	}
+	if err := s.lock(ctx, db, timeouts.lock); err != nil {
 		return nil, nil, c.describe(err)
 	}
 	if err := s.begin(ctx); err != nil {
@@ -83,8 +88,47 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 	return s, dump, nil
 }
 
-func (s *snapshot) lock(ctx context.Context, timeout time.Duration) error {
-	seconds := max(1, int(timeout/time.Second))
+// waitForLongStatements waits, up to timeout, until no statement has been running for longer
+// than long. The global read lock flushes the tables: every later query on a table that a
+// running statement uses, a read as much as a write, waits until that statement ends, even once
+// the lock is released. A report or a batch running for minutes would stall the application for
+// as long, so the dump waits for it to end, or gives up.
+func waitForLongStatements(ctx context.Context, conn *sql.Conn, long, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var id, seconds int64
+		var info string
+		err := conn.QueryRowContext(ctx, `SELECT ID, TIME, LEFT(COALESCE(INFO, ''), 100)
+			FROM information_schema.PROCESSLIST
+			WHERE ID <> CONNECTION_ID() AND INFO IS NOT NULL AND TIME >= ?
+			AND COMMAND NOT IN ('Sleep', 'Daemon', 'Binlog Dump', 'Binlog Dump GTID', 'Killed')
+			AND USER NOT IN ('system user', 'event_scheduler')
+			ORDER BY TIME DESC LIMIT 1`, int64(long/time.Second)).Scan(&id, &seconds, &info)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot list the running statements: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("statement %d has been running for %ds (%q): the global read lock would stall every query on its tables until it ends, so the backup gives up",
+				id, seconds, info)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// lock takes the global read lock within timeout. While FLUSH TABLES WITH READ LOCK waits (for
+// a session's LOCK TABLES, a running write, or statements to close their tables) every write
+// waits behind it, so it must give up quickly. The statement is killed from another session
+// once timeout has passed; lock_wait_timeout, a little longer, is the server's own backstop,
+// though it bounds the metadata locks only.
+func (s *snapshot) lock(ctx context.Context, db *sql.DB, timeout time.Duration) error {
+	seconds := int(timeout/time.Second) + 5
 	for _, statement := range []string{
 		"SET SESSION lock_wait_timeout = " + strconv.Itoa(seconds),
 		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
@@ -93,10 +137,30 @@ func (s *snapshot) lock(ctx context.Context, timeout time.Duration) error {
 			return err
 		}
 	}
+	var id int64
+	if err := s.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		return err
+	}
+	killed := make(chan error, 1)
+	timer := time.AfterFunc(timeout, func() {
+		killCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		// Anyone may kill their own statements: no privilege is needed.
+		_, err := db.ExecContext(killCtx, "KILL QUERY "+strconv.FormatInt(id, 10))
+		killed <- err
+	})
 	_, err := s.conn.ExecContext(ctx, "FLUSH TABLES WITH READ LOCK")
+	timedOut := !timer.Stop()
 	var myErr *mysql.MySQLError
-	if errors.As(err, &myErr) && myErr.Number == erLockWaitTimeout {
-		return fmt.Errorf("the global read lock was not granted within %s: a long statement or a lock holds the tables (%w)",
+	if timedOut || (errors.As(err, &myErr) && myErr.Number == erLockWaitTimeout) {
+		if timedOut {
+			if killErr := <-killed; killErr != nil {
+				err = fmt.Errorf("%w; stopping it failed: %w", err, killErr)
+			}
+		}
+		// Even when the lock came at the last moment, the session was told to stop: it is
+		// closed with the snapshot rather than trusted.
+		return fmt.Errorf("the global read lock was not granted within %s: a long statement or a lock holds the tables, and writes wait meanwhile (%w)",
 			timeout, err)
 	}
 	return err
