@@ -45,7 +45,10 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 		return ExitUsage
 	}
 	result := fs.String(FlagResult, "", "file the result is written to as JSON (default "+terminationLog+" when it is writable)")
-	if err := fs.Parse(args[1:]); err != nil {
+	switch err := fs.Parse(args[1:]); {
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case err != nil:
 		return ExitUsage
 	}
 	resultFile := *result
