@@ -110,12 +110,12 @@ type MySQLSpec struct {
 
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
 	// change restarts the server. Lines that set port, socket, bind-address, skip-networking,
-	// datadir or user, in any of my.cnf's spellings, and !include or !includedir directives are
+	// datadir, user or init-file, in any of my.cnf's spellings, and !include or !includedir directives are
 	// refused: the operator's Services, probes and data volume rely on them.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
-	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(?i)^[[:space:]]*(!include|(loose[-_])?((skip|enable|disable)[-_])?(port|socket|bind[-_]address|datadir|user|skip[-_]networking|networking)[[:space:]]*([=#].*)?$)')",message="spec.config must not set port, socket, bind-address, skip-networking, datadir or user, nor include other files: the operator relies on them"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(?i)^[[:space:]]*(!include|(loose[-_])?((skip|enable|disable)[-_])?(port|socket|bind[-_]address|datadir|user|skip[-_]networking|networking|init[-_]file)[[:space:]]*([=#].*)?$)')",message="spec.config must not set port, socket, bind-address, skip-networking, datadir, user or init-file, nor include other files: the operator relies on them"
 	// +listType=atomic
 	// +optional
 	Config []string `json:"config,omitempty"`

@@ -90,16 +90,6 @@ type MySQLBackupSpec struct {
 	Verify *bool `json:"verify,omitempty"`
 }
 
-// MySQLBackupArtifact is where a backup's files are and what they hold.
-type MySQLBackupArtifact struct {
-	// Storage is "s3://<bucket>" or "pvc://<claim>".
-	Storage string `json:"storage"`
-
-	// Key of the backup: the artifact is <key>.sql.gz (.age when encrypted), its manifest of
-	// tables, row counts and checksums <key>.json.
-	Key string `json:"key"`
-}
-
 // MySQLBackupStatus is what the operator observed of the backup.
 type MySQLBackupStatus struct {
 	// ObservedGeneration is the generation of the spec this status describes.
@@ -122,9 +112,11 @@ type MySQLBackupStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// Location of the artifact, once it is written.
+	// Location is where the backup is written: the storage, the key (the artifact is
+	// <key>.sql.gz, or <key>.sql.gz.age when encrypted; its manifest of tables, row counts and
+	// checksums is <key>.json) and the encryption. A restore reads it from here.
 	// +optional
-	Location *MySQLBackupArtifact `json:"location,omitempty"`
+	Location *BackupLocation `json:"location,omitempty"`
 
 	// Size of the artifact in bytes, as stored (compressed, and encrypted when asked).
 	// +optional

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
 	"github.com/appkeeper/appkeeper/internal/controller/mysql"
+	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
 	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
@@ -115,6 +117,7 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&corev1.Secret{}:                managed,
 		&corev1.ConfigMap{}:             managed,
 		&corev1.PersistentVolumeClaim{}: managed,
+		&batchv1.Job{}:                  managed,
 	}
 }
 
@@ -167,6 +170,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := reconcile.IndexPodsByInstance(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("index pods: %w", err)
 	}
+	if err := mysqlbackup.IndexByMySQL(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
 	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 	if err := (&webserver.Reconciler{
 		Client:   reconcile.NewClient(mgr, "webserver"),
@@ -186,9 +192,17 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
+	if err := (&mysqlbackup.Reconciler{
+		Client:      reconcile.NewClient(mgr, "mysqlbackup"),
+		Recorder:    mgr.GetEventRecorder(Name),
+		BackupImage: o.BackupImage,
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the MySQLBackup controller: %w", err)
+	}
 	if err := (&mysql.Reconciler{
-		Client:   reconcile.NewClient(mgr, "mysql"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "mysql"),
+		Recorder:    mgr.GetEventRecorder(Name),
+		BackupImage: o.BackupImage,
 		NewSecretNames: func() (cache.Cache, error) {
 			return newSecretNamesCache(mgr, cacheOptions.DefaultNamespaces)
 		},

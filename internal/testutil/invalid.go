@@ -100,7 +100,7 @@ var InvalidSpecs = []InvalidSpec{
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
 // the operator.
-const configRefused = "spec.config must not set port, socket, bind-address, skip-networking, datadir or user, nor include other files"
+const configRefused = "spec.config must not set port, socket, bind-address, skip-networking, datadir, user or init-file, nor include other files"
 
 // MaxNameLengths is the longest metadata.name of each kind.
 var MaxNameLengths = map[string]int{

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -36,6 +37,8 @@ type Reconciler struct {
 	// MySQL whose referenced Secret is created or changed is reconciled at once. It is called the
 	// first time a MySQL references a Secret.
 	NewSecretNames func() (cache.Cache, error)
+	// BackupImage holds the appkeeper binary that fetches a backup into a restored server.
+	BackupImage string
 
 	referencedSecrets referencedSecretWatch
 
@@ -59,6 +62,7 @@ const secretRefIndex = "mysql.credentialsSecretRef"
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create
 
 // observed is what a pass saw of the children, for the status.
 type observed struct {
@@ -73,6 +77,10 @@ type observed struct {
 	refusal string
 	// unverified explains that the spec's image was rolled out unchecked, or is empty.
 	unverified string
+	// gate is what the backup before an image change allows.
+	gate upgradeGate
+	// restoreWait explains why the server waits for the backup it is to be restored from.
+	restoreWait string
 }
 
 // Reconcile applies the MySQL's children and writes its status once. Deletion needs no step of its
@@ -106,6 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.reconcileCredentials(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.reconcileBackupAccount(ctx, m); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.reconcileServices(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -128,14 +139,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(m), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.reconcileStatefulSet(ctx, m, &seen); err != nil {
+	now := time.Now()
+	nextBackup, err := r.reconcileBackups(ctx, m, &seen, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim)
+	if seen.restoreWait = wait; err != nil || wait != "" {
+		return ctrl.Result{RequeueAfter: nextBackup}, err
+	}
+	if err := r.reconcileStatefulSet(ctx, m, &seen, restore); err != nil {
 		return ctrl.Result{}, err
 	}
 	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: recheck}, r.recordDataImage(ctx, m, seen)
+	return ctrl.Result{RequeueAfter: earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, seen)
+}
+
+// reconcileBackups starts the scheduled backup that is due, takes the backup an image change
+// waits for, and summarises the backups in the status. next is when the next scheduled one is due.
+func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, now time.Time) (next time.Duration, err error) {
+	if next, err = r.reconcileSchedule(ctx, m, now); err != nil {
+		return 0, err
+	}
+	if seen.gate, err = r.preUpgradeGate(ctx, m, seen.sts, now); err != nil {
+		return 0, err
+	}
+	return next, r.summarize(ctx, m)
+}
+
+// earliest is the sooner of two requeue delays, zero meaning none.
+func earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // recordDataImage writes on the data volume the image of a server that has completed its rollout
@@ -171,11 +211,17 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 	return reconcile.ApplyChild(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
 }
 
-// reconcileStatefulSet applies the StatefulSet; seen.sts receives it as the API server has it.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed) error {
+// reconcileStatefulSet applies the StatefulSet; seen.sts receives it as the API server has it. While
+// a backup before an image change runs, the StatefulSet keeps the running image.
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore) error {
+	target := m
+	if seen.gate.hold {
+		target = m.DeepCopy()
+		target.Spec.Image = resources.Image(seen.sts)
+	}
 	sts := &appsv1.StatefulSet{}
 	result, before, err := reconcile.Apply(ctx, r.Client, m, m.ChildName(),
-		sts, resources.StatefulSet(m), appsv1ac.ExtractStatefulSet)
+		sts, resources.StatefulSet(target, restore), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
@@ -184,9 +230,9 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.M
 	case result == reconcile.Created:
 		r.Recorder.Eventf(m, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s running %s", m.ChildName(), m.Spec.Image)
-	case result == reconcile.Updated && resources.Image(before) != m.Spec.Image:
+	case result == reconcile.Updated && resources.Image(before) != target.Spec.Image:
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
-			"rolling out %s, replacing %s", m.Spec.Image, resources.Image(before))
+			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
 	}
 	return nil
 }
@@ -265,6 +311,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// replacing a pod an older spec left broken.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		// A backup's progress moves the status summary, a restore and an upgrade that waits for it.
+		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
+			return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: obj.(*appsv1alpha1.MySQLBackup).Spec.MySQLName}}}
+		})).
 		WithOptions(options).
 		Build(r)
 	if err != nil {

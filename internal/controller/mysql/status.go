@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -126,6 +127,12 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	switch {
 	case seen.refusal != "":
 		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
+	case seen.restoreWait != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
+	case seen.gate.hold && !seen.gate.failed:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForBackup, seen.gate.message
+	case seen.gate.failed:
+		c.Reason, c.Message = appsv1alpha1.ReasonPreUpgradeBackupFailed, "the rollout of spec.image waits for a backup; see Degraded"
 	case seen.sts == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
 	case complete && resources.Image(seen.sts) == m.Spec.Image:
@@ -149,6 +156,10 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 	case seen.refusal != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+	case seen.gate.failed:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonPreUpgradeBackupFailed, seen.gate.message
+	case seen.restoreWait != "" && !strings.HasPrefix(seen.restoreWait, restoreWaitingPrefix):
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
 	default:
 		return reconcile.PodsDegraded(seen.pods, seen.podsErr)
 	}

@@ -38,7 +38,15 @@ const (
 	configFile = "appkeeper.cnf"
 	configDir  = "/etc/mysql/conf.d"
 	dataDir    = "/var/lib/mysql"
+	// accountsDir holds the SQL that mysqld runs at every start (init-file), from a Secret: it
+	// creates the backup account and sets its password.
+	accountsDir    = "/etc/mysql/appkeeper"
+	accountsVolume = "backup-account"
+	initdbDir      = "/docker-entrypoint-initdb.d"
 )
+
+// AccountsFile is the key of the backup account Secret that holds the init-file's SQL.
+const AccountsFile = "accounts.sql"
 
 var gvk = appsv1alpha1.GroupVersion.WithKind("MySQL")
 
@@ -48,6 +56,9 @@ func MyCnf(m *appsv1alpha1.MySQL) string {
 	b.WriteString("[mysqld]\n")
 	// Clients connect from pod IPs that have no stable reverse DNS.
 	b.WriteString("skip-name-resolve\n")
+	// Every start, mysqld itself makes sure the backup account exists with the Secret's password:
+	// no client can create it, as root connects only from the pod's own loopback.
+	b.WriteString("init-file=" + accountsDir + "/" + AccountsFile + "\n")
 	for _, line := range m.Spec.Config {
 		b.WriteString(strings.TrimSpace(line))
 		b.WriteString("\n")
@@ -125,7 +136,8 @@ func servicePorts(m *appsv1alpha1.MySQL) *corev1ac.ServiceSpecApplyConfiguration
 
 // StatefulSet is the desired single-member StatefulSet of a MySQL. Its claim template makes the
 // data PVC; the retention policy hands that PVC to the garbage collector only under the Delete policy.
-func StatefulSet(m *appsv1alpha1.MySQL) *appsv1ac.StatefulSetApplyConfiguration {
+// With restore, the pod loads a backup before the server first accepts connections.
+func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetApplyConfiguration {
 	selector := m.SelectorLabels()
 	labels := common.Labels(selector, appsv1alpha1.ManagedByValue)
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
@@ -152,10 +164,10 @@ func StatefulSet(m *appsv1alpha1.MySQL) *appsv1ac.StatefulSetApplyConfiguration 
 			WithVolumeClaimTemplates(corev1ac.PersistentVolumeClaim(DataVolume, "").
 				WithLabels(labels).
 				WithSpec(claim)).
-			WithTemplate(podTemplate(m, labels)))
+			WithTemplate(podTemplate(m, labels, restore)))
 }
 
-func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string) *corev1ac.PodTemplateSpecApplyConfiguration {
+func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Restore) *corev1ac.PodTemplateSpecApplyConfiguration {
 	spec := m.Spec
 	pod := corev1ac.PodSpec().
 		// mysqld never calls the Kubernetes API: its pods get no token to leak.
@@ -169,10 +181,16 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string) *corev1ac.PodT
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		// mysqld flushes its buffers on SIGTERM; a large buffer pool needs more than the default 30 s.
 		WithTerminationGracePeriodSeconds(60).
-		WithContainers(container(m)).
 		WithVolumes(corev1ac.Volume().
 			WithName("config").
-			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(m.ConfigMapName())))
+			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(m.ConfigMapName())),
+			accountsVolumeSource(m))
+	server := container(m)
+	if restore != nil {
+		pod.WithInitContainers(restore.Container).WithVolumes(restore.Volumes...)
+		server.WithVolumeMounts(restore.Mount)
+	}
+	pod.WithContainers(server)
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(labels).
@@ -203,7 +221,8 @@ func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(appsv1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(DataVolume).WithMountPath(dataDir),
-			corev1ac.VolumeMount().WithName("config").WithMountPath(configDir+"/"+configFile).WithSubPath(configFile).WithReadOnly(true)).
+			corev1ac.VolumeMount().WithName("config").WithMountPath(configDir+"/"+configFile).WithSubPath(configFile).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(accountsVolume).WithMountPath(accountsDir).WithReadOnly(true)).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](common.RestrictedSecurityContext())).
 		// The first start initialises the data directory, which takes a minute or more on slow disks.
 		WithStartupProbe(exec(LivenessCommand).WithPeriodSeconds(5).WithFailureThreshold(60)).

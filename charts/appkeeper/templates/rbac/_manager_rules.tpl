@@ -60,6 +60,7 @@
   - apps.appkeeper.dev
   resources:
   - memcacheds/finalizers
+  - mysqlbackups/finalizers
   - mysqls/finalizers
   - podsets/finalizers
   - webservers/finalizers
@@ -70,6 +71,7 @@
   - apps.appkeeper.dev
   resources:
   - memcacheds/status
+  - mysqlbackups/status
   - mysqls/status
   - podsets/status
   - webservers/status
@@ -77,6 +79,16 @@
   verbs:
   - get
   - patch
+- apiGroups:
+  - apps.appkeeper.dev
+  resources:
+  - mysqlbackups
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - watch
 - apiGroups:
   - apps.appkeeper.dev
   resources:
@@ -99,6 +111,16 @@
   - subjectaccessreviews
   verbs:
   - create
+- apiGroups:
+  - batch
+  resources:
+  - jobs
+  verbs:
+  - create
+  - get
+  - list
+  - patch
+  - watch
 - apiGroups:
   - events.k8s.io
   resources:

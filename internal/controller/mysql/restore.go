@@ -1,0 +1,98 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
+)
+
+// reconcileBackupAccount keeps the Secret of the account backups connect as. Its password is made
+// once; mysqld sets it on the account at every start, so even a lost Secret costs no data, only a
+// restart before the next backup.
+func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL) error {
+	name := m.BackupAccountSecretName()
+	data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
+		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
+			return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
+		})
+	if err != nil {
+		return fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	desired := resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword])
+	return reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+}
+
+// restoreSource is the backup a new MySQL loads, while it has not yet served from it: nil when
+// there is none or the restore is over. wait explains why the server cannot be created yet.
+func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) (restore *resources.Restore, wait string, err error) {
+	spec := m.Spec.Restore
+	if spec == nil || (m.Status.Restore != nil && m.Status.Restore.CompletionTime != nil) {
+		return nil, "", nil
+	}
+	if sts != nil && sts.Status.ReadyReplicas > 0 && hasRestoreContainer(sts) {
+		// The server has served once from the loaded data: the restore is over, and the pod
+		// no longer needs the storage.
+		m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec), CompletionTime: ptr.To(metav1.Now())}
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.ReasonRestored, "Restore", "the server serves the data restored from %s", restoreSourceName(spec))
+		return nil, "", nil
+	}
+	if sts == nil && claim != nil {
+		return nil, fmt.Sprintf("spec.restore: the data volume claim %s holds the data of an earlier MySQL of this name, which a restore would not replace; "+
+			"delete this MySQL and the claim, then create the MySQL again", claim.Name), nil
+	}
+	if r.BackupImage == "" {
+		return nil, "the operator was started without --backup-image: it has no image to fetch the backup with", nil
+	}
+	loc := spec.Location
+	if spec.BackupName != "" {
+		b := &appsv1alpha1.MySQLBackup{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: spec.BackupName}, b)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s does not exist", spec.BackupName), nil
+		case err != nil:
+			return nil, "", fmt.Errorf("restore source of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		case b.Status.Phase == appsv1alpha1.BackupFailed:
+			return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s failed: there is nothing to restore", spec.BackupName), nil
+		case b.Status.Phase != appsv1alpha1.BackupSucceeded || b.Status.Location == nil:
+			return nil, restoreWaitingPrefix + fmt.Sprintf("MySQLBackup %s to succeed", spec.BackupName), nil
+		}
+		loc = b.Status.Location
+	}
+	m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec)}
+	return backupresources.Restore(*loc, r.BackupImage), "", nil
+}
+
+// restoreWaitingPrefix starts the message of a restore that waits for its backup to complete,
+// which is progress; every other reason to wait needs a person.
+const restoreWaitingPrefix = "waiting for "
+
+func restoreSourceName(spec *appsv1alpha1.MySQLRestore) string {
+	if spec.BackupName != "" {
+		return "MySQLBackup " + spec.BackupName
+	}
+	return spec.Location.Storage.Describe() + "/" + spec.Location.Key
+}
+
+func hasRestoreContainer(sts *appsv1.StatefulSet) bool {
+	for _, c := range sts.Spec.Template.Spec.InitContainers {
+		if c.Name == backupresources.FetchContainer {
+			return true
+		}
+	}
+	return false
+}

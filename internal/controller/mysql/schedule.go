@@ -1,0 +1,195 @@
+package mysql
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+)
+
+// maxMissedCount bounds the walk over missed schedule times, as the CronJob controller does: a
+// schedule every minute missed for a long outage is counted only this far.
+const maxMissedCount = 1000
+
+// ParseSchedule reads spec.backup's schedule in its time zone.
+func ParseSchedule(policy *appsv1alpha1.MySQLBackupPolicy) (cron.Schedule, error) {
+	zone := time.UTC
+	if policy.TimeZone != nil && *policy.TimeZone != "" {
+		z, err := time.LoadLocation(*policy.TimeZone)
+		if err != nil {
+			return nil, &reconcile.InvalidSpecError{Message: fmt.Sprintf("spec.backup.timeZone: %q is not a known time zone", *policy.TimeZone)}
+		}
+		zone = z
+	}
+	schedule, err := cron.ParseStandard(policy.Schedule)
+	if err != nil {
+		return nil, &reconcile.InvalidSpecError{Message: fmt.Sprintf("spec.backup.schedule: %q is not a cron schedule: %v", policy.Schedule, err)}
+	}
+	if s, ok := schedule.(*cron.SpecSchedule); ok {
+		s.Location = zone
+	}
+	return schedule, nil
+}
+
+// dueTime is the latest schedule time after last that is not after now, and how many earlier
+// ones were skipped; ok is false when none is due.
+func dueTime(schedule cron.Schedule, last, now time.Time) (due time.Time, missed int32, ok bool) {
+	t := schedule.Next(last)
+	if t.After(now) {
+		return time.Time{}, 0, false
+	}
+	for next := schedule.Next(t); !next.After(now) && missed < maxMissedCount; next = schedule.Next(t) {
+		t = next
+		missed++
+	}
+	return t, missed, true
+}
+
+// reconcileSchedule starts the scheduled backup that is due, if any, and returns when the next is.
+func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQL, now time.Time) (time.Duration, error) {
+	policy := m.Spec.Backup
+	if policy == nil || policy.Suspend {
+		if m.Status.Backup != nil {
+			m.Status.Backup.NextScheduleTime = nil
+		}
+		return 0, nil
+	}
+	summary := ensureSummary(m)
+	schedule, err := ParseSchedule(policy)
+	if err != nil {
+		return 0, err
+	}
+	last := m.CreationTimestamp.Time
+	if summary.LastScheduleTime != nil {
+		last = summary.LastScheduleTime.Time
+	}
+	if due, missed, ok := dueTime(schedule, last, now); ok {
+		name := BackupName(m.Name, due.UTC().Format("200601021504"))
+		if err := r.createBackup(ctx, m, name, appsv1alpha1.BackupReasonScheduled, nil); err != nil {
+			return 0, err
+		}
+		if missed > 0 {
+			summary.MissedSchedules += missed
+			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, "MissedSchedule", "Backup",
+				"%d scheduled backups were missed; started the latest, %s", missed, name)
+		}
+		summary.LastScheduleTime = ptr.To(metav1.NewTime(due))
+		last = due
+	}
+	next := schedule.Next(last)
+	if !next.After(now) {
+		next = schedule.Next(now)
+	}
+	summary.NextScheduleTime = ptr.To(metav1.NewTime(next))
+	return next.Sub(now), nil
+}
+
+// createBackup creates a backup of m taken by the MySQL itself, with the storage of its policy,
+// unless it exists. annotations are added to the reason's.
+func (r *Reconciler) createBackup(ctx context.Context, m *appsv1alpha1.MySQL, name, reason string, annotations map[string]string) error {
+	policy := m.Spec.Backup
+	b := &appsv1alpha1.MySQLBackup{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   m.Namespace,
+			Labels:      map[string]string{appsv1alpha1.LabelMySQL: m.Name},
+			Annotations: map[string]string{mysqlbackup.AnnotationReason: reason},
+		},
+		Spec: appsv1alpha1.MySQLBackupSpec{
+			MySQLName:  m.Name,
+			Storage:    policy.Storage.DeepCopy(),
+			Encryption: policy.Encryption.DeepCopy(),
+			Verify:     ptr.To(policy.Verify),
+		},
+	}
+	for k, v := range annotations {
+		b.Annotations[k] = v
+	}
+	// Under the Delete policy the history goes with the MySQL; under Retain it stays, so that a new
+	// MySQL can restore from one by name. The artifacts stay in either case.
+	if !m.RetainsData() {
+		b.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(m, appsv1alpha1.GroupVersion.WithKind("MySQL"))}
+	}
+	err := r.Client.Create(ctx, b, client.FieldOwner(r.Client.FieldOwner))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("create %s backup %s of MySQL %s/%s: %w", reason, name, m.Namespace, m.Name, err)
+	}
+	log.FromContext(ctx).Info("backup created", "backup", name, "reason", reason)
+	return nil
+}
+
+// BackupName is the name of a backup the MySQL named mysql takes, ending in suffix, within the
+// MySQLBackup name limit: a long MySQL name is shortened and made unique with a hash.
+func BackupName(mysql, suffix string) string {
+	limit := appsv1alpha1.MaxMySQLBackupNameLength - len(suffix) - 1
+	if len(mysql) > limit {
+		sum := sha256.Sum256([]byte(mysql))
+		mysql = mysql[:limit-6] + "-" + hex.EncodeToString(sum[:])[:5]
+	}
+	return mysql + "-" + suffix
+}
+
+// preUpgradeSuffix makes the names of pre-upgrade backups unique over time.
+func preUpgradeSuffix(now time.Time) string {
+	return "upgrade-" + strconv.FormatInt(now.Unix(), 36)
+}
+
+// summarize fills the status summary from the MySQL's backups.
+func (r *Reconciler) summarize(ctx context.Context, m *appsv1alpha1.MySQL) error {
+	list := &appsv1alpha1.MySQLBackupList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
+		return fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	if len(list.Items) == 0 && m.Status.Backup == nil {
+		return nil
+	}
+	backups := list.Items
+	sort.Slice(backups, func(i, j int) bool { return completed(&backups[i]).After(completed(&backups[j])) })
+	summary := ensureSummary(m)
+	summary.LastSuccessfulBackup, summary.LastSuccessfulTime, summary.LastFailedBackup, summary.LastVerifiedBackup = "", nil, "", ""
+	for i := range backups {
+		b := &backups[i]
+		switch {
+		case b.Status.Phase == appsv1alpha1.BackupSucceeded && summary.LastSuccessfulBackup == "":
+			summary.LastSuccessfulBackup, summary.LastSuccessfulTime = b.Name, b.Status.CompletionTime
+		case b.Status.Phase == appsv1alpha1.BackupFailed && summary.LastSuccessfulBackup == "" && summary.LastFailedBackup == "":
+			summary.LastFailedBackup = b.Name
+		}
+		if b.Status.Verification == appsv1alpha1.VerificationPassed && summary.LastVerifiedBackup == "" {
+			summary.LastVerifiedBackup = b.Name
+		}
+	}
+	return nil
+}
+
+func completed(b *appsv1alpha1.MySQLBackup) time.Time {
+	if b.Status.CompletionTime != nil {
+		return b.Status.CompletionTime.Time
+	}
+	return b.CreationTimestamp.Time
+}
+
+func ensureSummary(m *appsv1alpha1.MySQL) *appsv1alpha1.MySQLBackupStatusSummary {
+	if m.Status.Backup == nil {
+		m.Status.Backup = &appsv1alpha1.MySQLBackupStatusSummary{}
+	}
+	return m.Status.Backup
+}

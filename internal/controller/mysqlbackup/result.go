@@ -1,0 +1,97 @@
+package mysqlbackup
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/appkeeper/appkeeper/internal/backup"
+)
+
+// jobOutcome is what a Job's status and its pods' termination messages say.
+type jobOutcome struct {
+	done, failed bool
+	// attempts counts the failed pods.
+	attempts int32
+	// result is the reporting container's result, from the newest pod that left one.
+	result *backup.Result
+	// message explains a failure in a sentence, for the status and the Event.
+	message string
+}
+
+// observeJob reads a Job's outcome; container is the one whose termination message carries the
+// result, fallback the one whose result explains a failure before it ran (a fetch that failed).
+func observeJob(job *batchv1.Job, pods []corev1.Pod, container, fallback string) jobOutcome {
+	out := jobOutcome{attempts: job.Status.Failed}
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			out.done = true
+		case batchv1.JobFailed:
+			out.done, out.failed = true, true
+			out.message = fmt.Sprintf("%s: %s", c.Reason, c.Message)
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].CreationTimestamp.After(pods[j].CreationTimestamp.Time) })
+	for i := range pods {
+		if r := podResult(&pods[i], container); r != nil {
+			out.result = r
+			break
+		}
+		if r := podResult(&pods[i], fallback); r != nil && r.Error != "" {
+			out.result = r
+			break
+		}
+	}
+	if out.failed && out.result != nil && out.result.Error != "" {
+		out.message = out.result.Error
+	}
+	return out
+}
+
+// podResult parses the termination message of the named container, when it ended and left one.
+func podResult(pod *corev1.Pod, container string) *backup.Result {
+	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, s := range statuses {
+		if s.Name != container {
+			continue
+		}
+		t := s.State.Terminated
+		if t == nil {
+			t = s.LastTerminationState.Terminated
+		}
+		if t == nil || strings.TrimSpace(t.Message) == "" {
+			return nil
+		}
+		r := &backup.Result{}
+		if err := json.Unmarshal([]byte(lastLine(t.Message)), r); err != nil {
+			// Not a result: the log tail of a crash. Say so in a bounded sentence.
+			return &backup.Result{Error: fmt.Sprintf("container %s exited %d: %s", container, t.ExitCode, bounded(t.Message, 300))}
+		}
+		return r
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func bounded(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

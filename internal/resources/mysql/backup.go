@@ -1,0 +1,57 @@
+package mysql
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
+)
+
+// AccountsSQL creates the backup account with password, or gives it that password and the
+// privileges it needs when it exists. mysqld runs it at every start, so the Secret is the source
+// of truth. The password is generated from characters that need no escaping.
+func AccountsSQL(password []byte) string {
+	account := fmt.Sprintf("'%s'@'%%'", backup.AccountUser)
+	return fmt.Sprintf("CREATE USER IF NOT EXISTS %[1]s IDENTIFIED BY '%[2]s';\n"+
+		"ALTER USER %[1]s IDENTIFIED BY '%[2]s';\n"+
+		"GRANT %[3]s ON *.* TO %[1]s;\n", account, password, backup.AccountPrivileges)
+}
+
+// BackupAccountSecret is the Secret of the backup account: its password, which the backup Jobs
+// read by secretKeyRef, and the SQL mysqld runs at start. It goes with the MySQL: a new MySQL of
+// the same name sets its own password at its first start.
+func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(m.BackupAccountSecretName(), m.Namespace).
+		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(common.ControllerReference(m, gvk)).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{
+			appsv1alpha1.SecretKeyUser:     []byte(backup.AccountUser),
+			appsv1alpha1.SecretKeyPassword: password,
+			AccountsFile:                   []byte(AccountsSQL(password)),
+		})
+}
+
+// Restore is what a new MySQL's pod needs to load a backup on its first start: the container that
+// fetches it, from the operator's image.
+type Restore struct {
+	Container *corev1ac.ContainerApplyConfiguration
+	Volumes   []*corev1ac.VolumeApplyConfiguration
+	// Mount is where the fetched dump is, for the server's entrypoint to load.
+	Mount *corev1ac.VolumeMountApplyConfiguration
+}
+
+// accountsVolumeSource mounts the init-file's SQL, readable by the mysql group only.
+func accountsVolumeSource(m *appsv1alpha1.MySQL) *corev1ac.VolumeApplyConfiguration {
+	return corev1ac.Volume().WithName(accountsVolume).WithSecret(corev1ac.SecretVolumeSource().
+		WithSecretName(m.BackupAccountSecretName()).
+		WithItems(corev1ac.KeyToPath().WithKey(AccountsFile).WithPath(AccountsFile)).
+		WithDefaultMode(0o440))
+}
+
+// InitdbDir is where the server image's entrypoint looks for SQL to load on its first start.
+const InitdbDir = initdbDir

@@ -1,0 +1,186 @@
+package mysqlbackup
+
+import (
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
+	mysqlresources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+)
+
+// Container names of the backup pods; the operator reads the result of the one that reports.
+const (
+	InstallContainer = "install"
+	DumpContainer    = "dump"
+	FetchContainer   = "fetch"
+	ServerContainer  = "server"
+	VerifyContainer  = "verify"
+)
+
+// Attempts bound the retries of a Job: a dump that failed on a passing fault (the server
+// restarting, the storage briefly away) is tried again, a lasting one fails the backup soon.
+const (
+	dumpBackoffLimit   = 2
+	verifyBackoffLimit = 1
+)
+
+const (
+	toolsPath      = "/tools"
+	toolsVolume    = "tools"
+	initdbVolume   = "initdb"
+	initdbPath     = mysqlresources.InitdbDir
+	scratchVolume  = "scratch-data"
+	dataPath       = "/var/lib/mysql"
+	restoreFile    = "restore.sql.gz"
+	startupPeriod  = 5
+	startupMinutes = 120
+)
+
+var gvk = appsv1alpha1.GroupVersion.WithKind("MySQLBackup")
+
+// JobLabels are the labels of a backup's Jobs and their pods.
+func JobLabels(b *appsv1alpha1.MySQLBackup) map[string]string {
+	return common.Labels(map[string]string{
+		appsv1alpha1.LabelName:     appsv1alpha1.MySQLBackupAppName,
+		appsv1alpha1.LabelInstance: b.Name,
+	}, appsv1alpha1.ManagedByValue)
+}
+
+// DumpJob dumps m with the server's own mysqldump, from serverImage, into loc, then deletes the
+// keys in prune. The dump connects as the backup account; every secret comes by secretKeyRef.
+func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha1.BackupLocation, prune []string, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
+	access := Access(loc)
+	args := append([]string{toolsPath + "/appkeeper", "backup", backup.CommandDump}, access.Args...)
+	args = append(args,
+		"--"+backup.FlagHost+"="+m.Host(),
+		"--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort),
+		"--"+backup.FlagUser+"="+backup.AccountUser)
+	args = append(args, backup.PruneArgs(prune)...)
+	env := append([]*corev1ac.EnvVarApplyConfiguration{
+		secretEnv(backup.EnvMySQLPassword, m.BackupAccountSecretName(), appsv1alpha1.SecretKeyPassword),
+	}, access.Env...)
+	tools := corev1ac.VolumeMount().WithName(toolsVolume).WithMountPath(toolsPath)
+	pod := podSpec(m).
+		WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
+			corev1ac.Volume().WithName(toolsVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		}, access.Volumes...)...).
+		WithInitContainers(container(InstallContainer, toolsImage).
+			WithCommand("/appkeeper", "backup", backup.CommandInstall, toolsPath+"/appkeeper").
+			WithVolumeMounts(tools)).
+		WithContainers(container(DumpContainer, serverImage).
+			WithCommand(args...).
+			WithEnv(env...).
+			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{tools}, access.Mounts...)...))
+	return job(b, b.JobName(), dumpBackoffLimit, pod)
+}
+
+// VerifyJob restores the backup at loc into a scratch server of serverImage, started with an empty
+// data folder beside the check, and compares every table with the backup's manifest. The scratch
+// server's root password is m's, which the Job's pod alone can reach.
+func VerifyJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha1.BackupLocation, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
+	access := Access(loc)
+	initdb := corev1ac.VolumeMount().WithName(initdbVolume).WithMountPath(initdbPath)
+	rootPassword := secretEnv("MYSQL_ROOT_PASSWORD", m.SecretName(), appsv1alpha1.SecretKeyRootPassword)
+	fetch := append([]string{"/appkeeper", "backup", backup.CommandFetch}, access.Args...)
+	fetch = append(fetch, "--"+backup.FlagOut+"="+initdbPath+"/"+restoreFile)
+	verify := append([]string{"/appkeeper", "backup", backup.CommandVerify}, access.Args...)
+	verify = append(verify, "--"+backup.FlagHost+"="+mysqlresources.RootHost,
+		"--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort), "--"+backup.FlagUser+"=root")
+	readiness := corev1ac.Probe().
+		WithExec(corev1ac.ExecAction().WithCommand(mysqlresources.ReadinessCommand...)).
+		WithTimeoutSeconds(5).WithPeriodSeconds(startupPeriod).
+		WithFailureThreshold(startupMinutes * 60 / startupPeriod)
+	pod := podSpec(m).
+		WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
+			corev1ac.Volume().WithName(initdbVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			corev1ac.Volume().WithName(scratchVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		}, access.Volumes...)...).
+		WithInitContainers(
+			container(FetchContainer, toolsImage).
+				WithCommand(fetch...).
+				WithEnv(access.Env...).
+				WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{initdb}, access.Mounts...)...),
+			// A sidecar: the check starts once the restore is loaded and the server answers, and the
+			// server is stopped when the check ends.
+			container(ServerContainer, serverImage).
+				WithRestartPolicy(corev1.ContainerRestartPolicyAlways).
+				WithEnv(rootPassword, corev1ac.EnvVar().WithName("MYSQL_ROOT_HOST").WithValue(mysqlresources.RootHost)).
+				WithVolumeMounts(initdb, corev1ac.VolumeMount().WithName(scratchVolume).WithMountPath(dataPath)).
+				WithStartupProbe(readiness)).
+		WithContainers(container(VerifyContainer, toolsImage).
+			WithCommand(verify...).
+			WithEnv(append([]*corev1ac.EnvVarApplyConfiguration{
+				secretEnv(backup.EnvMySQLPassword, m.SecretName(), appsv1alpha1.SecretKeyRootPassword),
+			}, access.Env...)...).
+			WithVolumeMounts(access.Mounts...))
+	return job(b, b.VerifyJobName(), verifyBackoffLimit, pod)
+}
+
+// Restore loads the backup at loc into a new MySQL's pod: its init container writes the dump where
+// the server image's entrypoint loads it on the first start, and does nothing on later starts,
+// when the data folder is initialised.
+func Restore(loc appsv1alpha1.BackupLocation, toolsImage string) *mysqlresources.Restore {
+	access := Access(loc)
+	initdb := corev1ac.VolumeMount().WithName(initdbVolume).WithMountPath(initdbPath)
+	args := append([]string{"/appkeeper", "backup", backup.CommandFetch}, access.Args...)
+	args = append(args, "--"+backup.FlagOut+"="+initdbPath+"/"+restoreFile, "--"+backup.FlagUnlessInit+"="+dataPath)
+	return &mysqlresources.Restore{
+		Container: container(FetchContainer, toolsImage).
+			WithCommand(args...).
+			WithEnv(access.Env...).
+			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+				initdb,
+				corev1ac.VolumeMount().WithName(mysqlresources.DataVolume).WithMountPath(dataPath).WithReadOnly(true),
+			}, access.Mounts...)...),
+		Volumes: append([]*corev1ac.VolumeApplyConfiguration{
+			corev1ac.Volume().WithName(initdbVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+		}, access.Volumes...),
+		Mount: initdb,
+	}
+}
+
+func job(b *appsv1alpha1.MySQLBackup, name string, backoffLimit int32, pod *corev1ac.PodSpecApplyConfiguration) *batchv1ac.JobApplyConfiguration {
+	labels := JobLabels(b)
+	return batchv1ac.Job(name, b.Namespace).
+		WithLabels(labels).
+		WithOwnerReferences(common.ControllerReference(b, gvk)).
+		WithSpec(batchv1ac.JobSpec().
+			WithBackoffLimit(backoffLimit).
+			WithPodReplacementPolicy(batchv1.Failed).
+			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(pod)))
+}
+
+// podSpec runs as the MySQL image's user, with no API token, where m's pod may run.
+func podSpec(m *appsv1alpha1.MySQL) *corev1ac.PodSpecApplyConfiguration {
+	pod := corev1ac.PodSpec().
+		WithRestartPolicy(corev1.RestartPolicyNever).
+		WithAutomountServiceAccountToken(false).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithRunAsUser(appsv1alpha1.MySQLUser).
+			WithRunAsGroup(appsv1alpha1.MySQLUser).
+			WithFSGroup(appsv1alpha1.MySQLUser).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
+	common.Schedule(pod, m.Spec.NodeSelector, m.Spec.Tolerations, m.Spec.Affinity)
+	return pod
+}
+
+func container(name, image string) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().
+		WithName(name).
+		WithImage(image).
+		// The subcommands write their result as the termination message; a crash leaves its log.
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](common.RestrictedSecurityContext()))
+}
+
+func secretEnv(name, secret, key string) *corev1ac.EnvVarApplyConfiguration {
+	return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
+		WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))
+}
