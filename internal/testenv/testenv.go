@@ -18,6 +18,9 @@ import (
 	"github.com/appkeeper/appkeeper/internal/operator"
 )
 
+// BackupImage is the image the operator under test names in its backup Jobs.
+const BackupImage = "localhost/appkeeper/appkeeper:test"
+
 // operatorConfig is the manager's connection: the shipped ServiceAccount, impersonated.
 var operatorConfig *rest.Config
 
@@ -65,7 +68,9 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	managerConfig := rest.CopyConfig(operatorConfig)
 	forbidden := &forbiddenLog{}
 	forbidden.watch(managerConfig)
-	mgr, err := operator.NewManager(managerConfig, operator.DefaultOptions())
+	options := operator.DefaultOptions()
+	options.BackupImage = BackupImage
+	mgr, err := operator.NewManager(managerConfig, options)
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -92,6 +92,30 @@ var InvalidSpecs = []InvalidSpec{
 	{"wordpress inline mysql bad image", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"image": "mysql 8.4"}}}, "spec.database.mysql.image"},
 	{"wordpress inline mysql bad database name", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"database": "wp-db"}}}, "spec.database.mysql.database"},
 	{"wordpress inline mysql user root", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"user": "root"}}}, "spec.database.mysql.user"},
+	{"mysql config line setting init-file", "MySQL", map[string]any{"config": []any{"init_file=/tmp/x.sql"}}, configRefused},
+	{"mysql backup without schedule", "MySQL", map[string]any{"backup": map[string]any{"storage": s3Storage(nil)}}, "spec.backup.schedule"},
+	{"mysql backup storage with s3 and volume", "MySQL", backupSpec(map[string]any{"s3": s3Storage(nil)["s3"], "volume": map[string]any{"claimName": "b"}}),
+		"backup storage must set exactly one of s3 and volume"},
+	{"mysql backup storage with neither", "MySQL", backupSpec(map[string]any{}), "backup storage must set exactly one of s3 and volume"},
+	{"mysql backup s3 endpoint without scheme", "MySQL", backupSpec(s3Storage(map[string]any{"endpoint": "minio:9000"})),
+		"s3.endpoint must be an http:// or https:// URL"},
+	{"mysql backup s3 bucket in capitals", "MySQL", backupSpec(s3Storage(map[string]any{"bucket": "Backups"})), "spec.backup.storage.s3.bucket"},
+	{"mysql backup s3 prefix climbing out", "MySQL", backupSpec(s3Storage(map[string]any{"prefix": "../other"})), "s3.prefix must not start with / nor contain .."},
+	{"mysql backup s3 without credentials", "MySQL", backupSpec(map[string]any{"s3": map[string]any{"endpoint": "http://s3:7070", "bucket": "backups"}}),
+		"spec.backup.storage.s3.credentialsSecretRef"},
+	{"mysql backup retention that keeps nothing", "MySQL", map[string]any{"backup": map[string]any{"schedule": "0 2 * * *", "storage": s3Storage(nil),
+		"retention": map[string]any{"keepLast": 0}}}, "spec.backup.retention.keepLast"},
+	{"mysql backup retention empty", "MySQL", map[string]any{"backup": map[string]any{"schedule": "0 2 * * *", "storage": s3Storage(nil),
+		"retention": map[string]any{}}}, "backup retention must set keepLast, maxAge or both"},
+	{"mysql restore from a name and a location", "MySQL", map[string]any{"restore": map[string]any{"backupName": "b",
+		"location": map[string]any{"storage": s3Storage(nil), "key": "ns/db/b"}}}, "spec.restore must set exactly one of backupName and location"},
+	{"mysql restore location key climbing out", "MySQL", map[string]any{"restore": map[string]any{
+		"location": map[string]any{"storage": s3Storage(nil), "key": "../b"}}}, "key must not start with / nor contain .."},
+	{"mysqlbackup without a mysql", "MySQLBackup", map[string]any{}, "spec.mysqlName"},
+	{"mysqlbackup storage with s3 and volume", "MySQLBackup", map[string]any{"mysqlName": "db",
+		"storage": map[string]any{"s3": s3Storage(nil)["s3"], "volume": map[string]any{"claimName": "b"}}}, "backup storage must set exactly one of s3 and volume"},
+	{"mysqlbackup encryption without key", "MySQLBackup", map[string]any{"mysqlName": "db",
+		"encryption": map[string]any{"keySecretRef": map[string]any{"name": "k"}}}, "spec.encryption.keySecretRef.key"},
 	{"wordpress inline mysql config line setting port", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"config": []any{"port=3307"}}}},
 		configRefused},
 	{"wordpress inline mysql unknown deletionPolicy", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"deletionPolicy": "Keep"}}},
@@ -109,6 +133,8 @@ var MaxNameLengths = map[string]int{
 	"PodSet":    appsv1alpha1.MaxPodSetNameLength,
 	"MySQL":     appsv1alpha1.MaxMySQLNameLength,
 	"WordPress": appsv1alpha1.MaxWordPressNameLength,
+	// The backup's Jobs carry its name.
+	"MySQLBackup": appsv1alpha1.MaxMySQLBackupNameLength,
 }
 
 // InvalidName is a name the API server must refuse for every kind, whatever the spec.
@@ -139,7 +165,7 @@ func InvalidObjects() []InvalidObject {
 	for i, tt := range InvalidSpecs {
 		objects = append(objects, InvalidObject{tt.Name, tt.Kind, fmt.Sprintf("bad-%d", i), tt.Spec, tt.Message})
 	}
-	for _, kind := range []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress"} {
+	for _, kind := range []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress", "MySQLBackup"} {
 		limit := MaxNameLengths[kind]
 		message := fmt.Sprintf("metadata.name must be a DNS-1035 label of at most %d characters", limit)
 		for _, tt := range InvalidNames {
@@ -151,10 +177,27 @@ func InvalidObjects() []InvalidObject {
 
 // ValidSpec is the smallest spec of kind the API server accepts.
 func ValidSpec(kind string) map[string]any {
-	if kind == "PodSet" {
+	switch kind {
+	case "PodSet":
 		return podSetSpec(nil)
+	case "MySQLBackup":
+		return map[string]any{"mysqlName": "db"}
 	}
 	return map[string]any{}
+}
+
+// s3Storage is a valid backup storage in a bucket, with fields of the bucket replaced by with's.
+func s3Storage(with map[string]any) map[string]any {
+	s3 := map[string]any{"endpoint": "http://s3.storage.svc:7070", "bucket": "backups", "credentialsSecretRef": map[string]any{"name": "s3-keys"}}
+	for k, v := range with {
+		s3[k] = v
+	}
+	return map[string]any{"s3": s3}
+}
+
+// backupSpec is a MySQL spec with backups on a schedule to storage.
+func backupSpec(storage map[string]any) map[string]any {
+	return map[string]any{"backup": map[string]any{"schedule": "0 2 * * *", "storage": storage}}
 }
 
 // podSetSpec is a valid PodSet spec with fields replaced by those of with.

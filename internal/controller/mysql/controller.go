@@ -48,6 +48,9 @@ type Reconciler struct {
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
 const secretRefIndex = "mysql.credentialsSecretRef"
 
+// restoreSourceIndex indexes MySQLs by the name of the backup they restore from.
+const restoreSourceIndex = "mysql.restore.backupName"
+
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls/status,verbs=get;patch
 // Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
@@ -291,6 +294,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	}); err != nil {
 		return fmt.Errorf("index MySQLs by referenced Secret: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.MySQL{}, restoreSourceIndex, func(obj client.Object) []string {
+		if restore := obj.(*appsv1alpha1.MySQL).Spec.Restore; restore != nil && restore.BackupName != "" {
+			return []string{restore.BackupName}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("index MySQLs by the backup they restore: %w", err)
+	}
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
@@ -311,10 +322,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// replacing a pod an older spec left broken.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
-		// A backup's progress moves the status summary, a restore and an upgrade that waits for it.
-		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
-			return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: obj.(*appsv1alpha1.MySQLBackup).Spec.MySQLName}}}
-		})).
+		// A backup's progress moves the status summary, an upgrade that waits for it, and the
+		// MySQLs restored from it.
+		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs)).
 		WithOptions(options).
 		Build(r)
 	if err != nil {
@@ -322,6 +332,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	}
 	r.referencedSecrets = referencedSecretWatch{newNames: r.NewSecretNames, ctl: ctl, mapFunc: r.referencingMySQLs}
 	return nil
+}
+
+// backupsMySQLs maps a backup to the MySQL it backs up and to the MySQLs that restore from it.
+func (r *Reconciler) backupsMySQLs(ctx context.Context, obj client.Object) []ctrl.Request {
+	requests := []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: obj.(*appsv1alpha1.MySQLBackup).Spec.MySQLName}}}
+	list := &appsv1alpha1.MySQLList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{restoreSourceIndex: obj.GetName()}); err != nil {
+		return requests
+	}
+	for i := range list.Items {
+		requests = append(requests, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return requests
 }
 
 // referencingMySQLs maps a Secret to the MySQLs in its namespace that reference it.

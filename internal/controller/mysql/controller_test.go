@@ -102,51 +102,15 @@ func childrenExist(t *testing.T, ns string, generatedSecret bool) children {
 	return c
 }
 
-// runServer does what the StatefulSet controller, the volume provisioner and the kubelet would: it
-// creates the data PVC from the claim template, binds it, and writes the status of a StatefulSet
-// whose one member runs the current template and is ready.
+// runServer plays the StatefulSet controller, the provisioner and the kubelet for the server.
 func runServer(t *testing.T, ns, name string) {
 	t.Helper()
-	ctx := context.Background()
-	sts := get(t, ns, name, &appsv1.StatefulSet{})
-	tmpl := sts.Spec.VolumeClaimTemplates[0]
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: tmpl.Name + "-" + name + "-0", Namespace: ns, Labels: tmpl.Labels},
-		Spec:       tmpl.Spec,
-	}
-	if err := k8s.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		pvc := &corev1.PersistentVolumeClaim{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: tmpl.Name + "-" + name + "-0"}, pvc); err != nil {
-			return err
-		}
-		if pvc.Status.Phase == corev1.ClaimBound {
-			return nil
-		}
-		pvc.Status.Phase = corev1.ClaimBound
-		return k8s.Status().Update(ctx, pvc)
-	})
-	markStatefulSetReady(t, ns, name)
+	testutil.RunStatefulSet(t, k8s, ns, name, timeout)
 }
 
-// markStatefulSetReady writes the status of a StatefulSet whose one member runs the current
-// template and is ready.
 func markStatefulSetReady(t *testing.T, ns, name string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		sts := &appsv1.StatefulSet{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sts); err != nil {
-			return err
-		}
-		revision := fmt.Sprintf("%s-%d", name, sts.Generation)
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1,
-			CurrentReplicas: 1, CurrentRevision: revision, UpdateRevision: revision,
-		}
-		return k8s.Status().Update(ctx, sts)
-	})
+	testutil.MarkStatefulSetReady(t, k8s, ns, name, timeout)
 }
 
 // waitMySQL waits until the MySQL db reports condType at status for its generation, then until

@@ -1,0 +1,135 @@
+package mysqlbackup_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/backup"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+func TestNewMySQLStartsFromABackup(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "bak")
+	availableMySQL(t, ns, "db", nil)
+	createBackup(t, ns, "src", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
+
+	restored := &appsv1alpha1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: ns},
+		Spec: appsv1alpha1.MySQLSpec{Database: "shop", User: "shop", Image: "mysql:8.4.6",
+			Restore: &appsv1alpha1.MySQLRestore{BackupName: "src"}},
+	}
+	if err := k8s.Create(context.Background(), restored); err != nil {
+		t.Fatal(err)
+	}
+	// The server waits for its backup.
+	waitMySQL(t, ns, "copy", func(m *appsv1alpha1.MySQL) error {
+		if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionProgressing); c == nil || c.Reason != appsv1alpha1.ReasonRestoreSourceNotReady {
+			return fmt.Errorf("Progressing = %+v, want RestoreSourceNotReady", c)
+		}
+		return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+	})
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "copy"}, &appsv1.StatefulSet{}); err == nil {
+		t.Fatal("the StatefulSet exists before its backup succeeded")
+	}
+	finishJob(t, waitJob(t, ns, "src-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/src"), true)
+
+	sts := &appsv1.StatefulSet{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "copy"}, sts)
+	})
+	init := sts.Spec.Template.Spec.InitContainers
+	if len(init) != 1 || init[0].Name != resources.FetchContainer {
+		t.Fatalf("init containers = %+v, want the fetch of the backup", init)
+	}
+	for _, want := range []string{"--key=prod/" + ns + "/db/src", "--" + backup.FlagUnlessInit + "=/var/lib/mysql", "--out=/docker-entrypoint-initdb.d/restore.sql.gz"} {
+		if !slices.Contains(init[0].Command, want) {
+			t.Errorf("fetch command %v lacks %s", init[0].Command, want)
+		}
+	}
+	mounted := false
+	for _, mount := range sts.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || mount.MountPath == "/docker-entrypoint-initdb.d"
+	}
+	if !mounted {
+		t.Error("the server does not see the fetched dump in /docker-entrypoint-initdb.d")
+	}
+
+	testutil.RunStatefulSet(t, k8s, ns, "copy", timeout)
+	m := waitMySQL(t, ns, "copy", func(m *appsv1alpha1.MySQL) error {
+		if m.Status.Restore == nil || m.Status.Restore.CompletionTime == nil {
+			return fmt.Errorf("status.restore = %+v, want it complete", m.Status.Restore)
+		}
+		return nil
+	})
+	if !strings.Contains(m.Status.Restore.Source, "src") {
+		t.Errorf("status.restore.source = %q, want it to name the backup", m.Status.Restore.Source)
+	}
+	// Once served, the pod no longer needs the storage.
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "copy"}, sts); err != nil {
+			return err
+		}
+		if n := len(sts.Spec.Template.Spec.InitContainers); n != 0 {
+			return fmt.Errorf("%d init containers left after the restore", n)
+		}
+		return nil
+	})
+	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonRestored)
+}
+
+func TestRestoreFromAMissingBackupIsDegraded(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "bak")
+	m := &appsv1alpha1.MySQL{
+		ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: ns},
+		Spec:       appsv1alpha1.MySQLSpec{Restore: &appsv1alpha1.MySQLRestore{BackupName: "nothing"}},
+	}
+	if err := k8s.Create(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	waitMySQL(t, ns, "copy", func(m *appsv1alpha1.MySQL) error {
+		c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.restore.backupName") {
+			return fmt.Errorf("Degraded = %+v, want True naming spec.restore.backupName", c)
+		}
+		return nil
+	})
+}
+
+func TestScheduleStartsBackups(t *testing.T) {
+	t.Parallel()
+	ns := testutil.NewNamespace(t, k8s, "bak")
+	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "* * * * *", Storage: *s3Storage()}
+	})
+	m := waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
+		if m.Status.Backup == nil || m.Status.Backup.NextScheduleTime == nil {
+			return fmt.Errorf("status.backup = %+v, want nextScheduleTime", m.Status.Backup)
+		}
+		return nil
+	})
+	next := m.Status.Backup.NextScheduleTime.Time
+	testutil.Eventually(t, timeout+timeUntil(next), func(ctx context.Context) error {
+		list := &appsv1alpha1.MySQLBackupList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{appsv1alpha1.LabelMySQL: "db"}); err != nil {
+			return err
+		}
+		if len(list.Items) == 0 {
+			return fmt.Errorf("no scheduled backup yet (next at %s)", next)
+		}
+		b := list.Items[0]
+		if b.Spec.Storage == nil || b.Spec.Storage.S3 == nil || b.Annotations["apps.appkeeper.dev/backup-reason"] != appsv1alpha1.BackupReasonScheduled {
+			return fmt.Errorf("scheduled backup %s: spec %+v, annotations %v", b.Name, b.Spec, b.Annotations)
+		}
+		return nil
+	})
+}
