@@ -86,8 +86,8 @@ bench: build controlplane ## Benchmarks on the local cluster; BENCH_ARGS=-large 
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/appkeeper.
-	go build -o $(BIN)/appkeeper ./cmd/appkeeper
+build: ## Build bin/appkeeper, statically linked: the real node packs it into the backup Jobs' image.
+	CGO_ENABLED=0 go build -o $(BIN)/appkeeper ./cmd/appkeeper
 
 .PHONY: build-installer
 build-installer: sync-manifests ## Write dist/install.yaml, everything a cluster needs to run appkeeper with image IMG.

@@ -26,6 +26,8 @@ type localUpOptions struct {
 	noOperator, samples, exitWhenReady, showSamples bool
 	realNode                                        bool
 	operator                                        operator.Options
+	// backupImageSet is true when --backup-image was given: it then wins over the real node's.
+	backupImageSet bool
 }
 
 func runLocal(args []string) int {
@@ -47,6 +49,7 @@ func runLocal(args []string) int {
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
+	fs.Visit(func(f *flag.Flag) { o.backupImageSet = o.backupImageSet || f.Name == "backup-image" })
 	if o.nodes < 1 {
 		fmt.Fprintln(os.Stderr, "appkeeper local up: --nodes must be at least 1")
 		return 2
@@ -82,6 +85,11 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 
+	// The real node can pull no image: the backup Jobs run the one it packed from this binary,
+	// unless --backup-image names another, imported by hand.
+	if image := cluster.BackupImage(); image != "" && !o.backupImageSet {
+		o.operator.BackupImage = image
+	}
 	operatorDone := make(chan error, 1)
 	if !o.noOperator {
 		stopOperator, err := startOperator(ctx, cluster, o.operator, operatorDone)

@@ -124,7 +124,7 @@ build_image() {
 	source "$recipe"
 	local out=$DEST/$name.tar stamp base_stamp=()
 	$FROM_BASE && base_stamp=("$BASE/.stamp")
-	stamp=$(cat "$HERE/build.sh" "$recipe" "$HERE/pack/main.go" "${base_stamp[@]}" "${INPUTS[@]/#/$REPO/}" | sha256sum | cut -c1-16)
+	stamp=$(cat "$HERE/build.sh" "$recipe" "${PACKER_SOURCES[@]}" "${base_stamp[@]}" "${INPUTS[@]/#/$REPO/}" | sha256sum | cut -c1-16)
 	if [[ -f $out && -f $out.stamp && $(cat "$out.stamp") == "$stamp" ]]; then
 		log "$IMAGE is current ($out)"
 		return
@@ -151,6 +151,8 @@ build_image() {
 
 cd "$REPO"
 CGO_ENABLED=0 go build -o "$PACK" ./hack/images/pack
+# The packer's own sources, tests aside: a change to how an image is packed repacks every image.
+mapfile -t PACKER_SOURCES < <(find "$HERE/pack" "$REPO/internal/ociarchive" -name '*.go' ! -name '*_test.go' | sort)
 if (($# == 0)); then
 	set -- pause busybox nginx memcached mariadb wordpress
 fi

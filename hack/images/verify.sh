@@ -85,7 +85,7 @@ start() {
 		for m in $mounts; do
 			src=${m%%:*} dst=$root/${m#*:}
 			# A runtime makes the mount point of a volume the image lacks.
-			if [ -d "$src" ]; then mkdir -p "$dst"; elif [ ! -e "$dst" ]; then touch "$dst"; fi
+			if [ -d "$src" ]; then mkdir -p "$dst"; elif [ ! -e "$dst" ]; then mkdir -p "${dst%/*}" && touch "$dst"; fi
 			mount --bind "$src" "$dst"
 		done
 		# runc gives the container user its stdio pipes, so /dev/stderr can be opened again.
@@ -215,14 +215,45 @@ mariadb_probe() {
 	run mariadb env "MYSQL_ROOT_PASSWORD=$ROOT_PASSWORD" sh -c "$cmd"
 }
 
-# start_mariadb DATA starts the server on the data folder DATA with the operator's settings, and
-# checks that no probe passes while the first-start initialisation runs.
+# The backup account as the operator's init-file creates it at every start of the server.
+BACKUP_USER=appkeeper_backup
+BACKUP_PRIVILEGES='SELECT, SHOW VIEW, TRIGGER, LOCK TABLES, EVENT, RELOAD, PROCESS, REPLICATION CLIENT'
+
+# write_accounts PASSWORD writes the init-file the operator mounts from a Secret, readable by the
+# mysql group only, with PASSWORD for the backup account.
+write_accounts() {
+	cat >"$WORK/accounts.sql" <<-EOF
+		CREATE USER IF NOT EXISTS '$BACKUP_USER'@'%' IDENTIFIED BY '$1';
+		ALTER USER '$BACKUP_USER'@'%' IDENTIFIED BY '$1';
+		GRANT $BACKUP_PRIVILEGES ON *.* TO '$BACKUP_USER'@'%';
+	EOF
+	chgrp 999 "$WORK/accounts.sql"
+	chmod 0440 "$WORK/accounts.sql"
+}
+
+# write_initdb DIR makes DIR a /docker-entrypoint-initdb.d as a restore's init container leaves
+# it: a dump compressed with gzip.
+write_initdb() {
+	mkdir -p "$1"
+	printf '%s\n' 'CREATE TABLE restored (v VARCHAR(20));' "INSERT INTO restored VALUES ('from the dump');" |
+		gzip >"$1/restore.sql.gz"
+}
+
+# start_mariadb DATA INITDB starts the server on the data folder DATA, with INITDB as
+# /docker-entrypoint-initdb.d and the operator's settings and init-file.
 start_mariadb() {
-	local data=$1 opts
+	local data=$1 initdb=$2 opts
 	mapfile -t opts < <(mariadb_env)
-	start mariadb -m "$data:/var/lib/mysql" -m "$WORK/appkeeper.cnf:/etc/mysql/conf.d/appkeeper.cnf" "${opts[@]}"
-	local i
-	for i in $(seq 240); do
+	start mariadb -m "$data:/var/lib/mysql" -m "$initdb:/docker-entrypoint-initdb.d" \
+		-m "$WORK/appkeeper.cnf:/etc/mysql/conf.d/appkeeper.cnf" -m "$WORK/accounts.sql:/etc/mysql/appkeeper/accounts.sql" \
+		"${opts[@]}"
+}
+
+# start_mariadb_ready DATA INITDB starts the server and waits until the root probe passes,
+# checking that no probe passes while the first-start initialisation runs.
+start_mariadb_ready() {
+	start_mariadb "$@"
+	for _ in $(seq 240); do
 		if mariadb_probe alive >/dev/null 2>&1; then
 			grep -q 'entrypoint: initialising' "$WORK/mariadb.log" && ! grep -q 'entrypoint: initialised' "$WORK/mariadb.log" &&
 				fail "mysqladmin ping passed over TCP during the initialisation"
@@ -233,9 +264,49 @@ start_mariadb() {
 	wait_for "mariadb is ready for the root probe" mariadb_probe ready
 }
 
+# mariadb_as USER PASSWORD SQL runs SQL over TCP as USER.
+mariadb_as() {
+	run mariadb env "MYSQL_PWD=$2" mysql --protocol=TCP -h 127.0.0.1 -u "$1" -N -e "$3"
+}
+
+# check_backup_account PASSWORD checks that the backup account logs in with PASSWORD, over TCP as
+# a Job's pod does, and holds its privileges.
+check_backup_account() {
+	mariadb_as "$BACKUP_USER" "$1" 'SELECT CURRENT_USER()' >/dev/null ||
+		fail "the init-file's backup account does not log in with its password"
+	mariadb_as "$BACKUP_USER" "$1" 'SHOW GRANTS' | grep -q 'LOCK TABLES' || fail "the backup account lacks its privileges"
+}
+
+# verify_mariadb_broken_dump starts the server on DATA with a truncated dump: the entrypoint must
+# exit non-zero and leave nothing that the next start takes for initialised data.
+verify_mariadb_broken_dump() {
+	local data=$1 broken=$WORK/initdb-broken
+	mkdir -p "$broken"
+	head -c 40 "$WORK/initdb/restore.sql.gz" >"$broken/restore.sql.gz"
+	start_mariadb "$data" "$broken"
+	local pid=${SERVERS[-1]} status=0
+	for _ in $(seq 240); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	kill -0 "$pid" 2>/dev/null && fail "mariadb kept running with a truncated dump"
+	wait "$pid" || status=$?
+	unset 'SERVERS[-1]'
+	((status != 0)) || fail "the entrypoint exited 0 with a truncated dump"
+	grep -q 'entrypoint: loading /docker-entrypoint-initdb.d/restore.sql.gz' "$WORK/mariadb.log" ||
+		fail "the entrypoint did not load the truncated dump"
+	[[ -e $data/mysql ]] && fail "a failed initialisation left a data folder that looks initialised"
+	return 0
+}
+
 verify_mariadb() {
 	unpack mariadb
 	(cd "$REPO" && go run ./hack/images/verify/operatorconf mycnf) >"$WORK/appkeeper.cnf"
+	# The operator's my.cnf names the init-file; a my.cnf that does not yet gets the line here.
+	grep -q '^init-file' "$WORK/appkeeper.cnf" ||
+		printf '\n[mysqld]\ninit-file = /etc/mysql/appkeeper/accounts.sql\n' >>"$WORK/appkeeper.cnf"
+	write_accounts 'first-backup-pw'
+	write_initdb "$WORK/initdb"
 	local client
 	for client in mysql mysqladmin sh; do
 		run mariadb sh -c "command -v $client" >/dev/null || fail "mariadb lacks $client"
@@ -244,32 +315,41 @@ verify_mariadb() {
 	# A fresh volume as a provisioner may make it: root's, writable by all.
 	local data=$WORK/mysql-data
 	mkdir -m 0777 "$data"
-	start_mariadb "$data"
+	start_mariadb_ready "$data" "$WORK/initdb"
 	grep -q 'entrypoint: initialised' "$WORK/mariadb.log" || fail "mariadb did not initialise its data"
 	[[ $(stat -c %u:%g "$data/mysql") == 999:999 ]] || fail "the data belongs to $(stat -c %u:%g "$data/mysql"), not 999"
-	run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop shop \
-		-e 'CREATE TABLE kept (v VARCHAR(10)); INSERT INTO kept VALUES ("yes")' || fail "the user cannot write its database"
-	run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop -e 'CREATE DATABASE other' 2>/dev/null &&
-		fail "the user may create other databases"
-	run mariadb env MYSQL_PWD=wrong mysql --protocol=TCP -h 127.0.0.1 -u root -e 'SELECT 1' 2>/dev/null &&
-		fail "root logs in with a wrong password"
+	[[ $(mariadb_as shop "$USER_PASSWORD" 'SELECT v FROM shop.restored') == 'from the dump' ]] ||
+		fail "the dump of /docker-entrypoint-initdb.d was not loaded into MYSQL_DATABASE"
+	check_backup_account 'first-backup-pw'
+	mariadb_as shop "$USER_PASSWORD" 'CREATE TABLE shop.kept (v VARCHAR(10)); INSERT INTO shop.kept VALUES ("yes")' ||
+		fail "the user cannot write its database"
+	mariadb_as shop "$USER_PASSWORD" 'CREATE DATABASE other' 2>/dev/null && fail "the user may create other databases"
+	mariadb_as root wrong 'SELECT 1' 2>/dev/null && fail "root logs in with a wrong password"
 	grep -qF -e "$ROOT_PASSWORD" -e "$USER_PASSWORD" "$WORK/mariadb.log" && fail "the server's output shows a password"
 	stop_last
 
-	# The same data again: no second initialisation, the row is there.
-	start_mariadb "$data"
+	# The same data again, with a new password in the init-file: no second initialisation, the
+	# rows are there, and the init-file ran at this start too.
+	write_accounts 'second-backup-pw'
+	start_mariadb_ready "$data" "$WORK/initdb"
 	grep -q 'entrypoint: initialising' "$WORK/mariadb.log" && fail "mariadb initialised existing data"
-	[[ $(run mariadb env "MYSQL_PWD=$USER_PASSWORD" mysql --protocol=TCP -h 127.0.0.1 -u shop shop -N -e 'SELECT v FROM kept') == yes ]] ||
-		fail "the data did not survive a restart"
+	[[ $(mariadb_as shop "$USER_PASSWORD" 'SELECT v FROM shop.kept') == yes ]] || fail "the data did not survive a restart"
+	[[ $(mariadb_as shop "$USER_PASSWORD" 'SELECT COUNT(*) FROM shop.restored') == 1 ]] || fail "the dump was loaded again"
+	check_backup_account 'second-backup-pw'
+	mariadb_as "$BACKUP_USER" 'first-backup-pw' 'SELECT 1' 2>/dev/null && fail "the init-file did not change the backup password"
 	stop_last
 
-	# A volume the pod's fsGroup makes writable: root's, group 999 with write.
+	# A volume the pod's fsGroup makes writable: root's, group 999 with write. A truncated dump
+	# fails the first start; the next one, with the whole dump, initialises from scratch.
 	local grouped=$WORK/mysql-grouped
 	mkdir -m 2770 "$grouped"
 	chgrp 999 "$grouped"
-	start_mariadb "$grouped"
+	verify_mariadb_broken_dump "$grouped"
+	start_mariadb_ready "$grouped" "$WORK/initdb"
+	[[ $(mariadb_as shop "$USER_PASSWORD" 'SELECT COUNT(*) FROM shop.restored') == 1 ]] ||
+		fail "the start after a failed initialisation did not load the dump once"
 	stop_last
-	log "mariadb: initialises an empty volume (0777 or group 999) as 999, passes the operator's probes, keeps data across a restart"
+	log "mariadb: initialises an empty volume (0777 or group 999) as 999, loads a .sql.gz of /docker-entrypoint-initdb.d into MYSQL_DATABASE, fails on a truncated one and starts afresh the next time, runs the init-file of conf.d at every start, passes the operator's probes, keeps data across a restart"
 }
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)

@@ -43,6 +43,10 @@ const (
 	EnvEncryptionKey = "APPKEEPER_ENCRYPTION_KEY"
 )
 
+// EnvImage names the operator's own image in its Deployment: the image the backup Jobs run this
+// binary from.
+const EnvImage = "APPKEEPER_IMAGE"
+
 // File name extensions of a backup's objects: the artifact is <key>.sql.gz, or <key>.sql.gz.age
 // when encrypted; the manifest <key>.json is written last, so a key without a manifest holds no
 // complete backup.

@@ -22,6 +22,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/appkeeper/appkeeper/internal/backup"
 )
 
 // ImageName is the placeholder image of the manager container in config/manager.
@@ -58,6 +60,10 @@ func Build(dir, image string) ([]byte, error) {
 	if digest != "" {
 		kustomization += fmt.Sprintf("    digest: %q\n", digest)
 	}
+	// The backup Jobs run the operator's own binary: the manager learns its image from this variable.
+	kustomization += fmt.Sprintf("patches:\n  - target: {kind: Deployment}\n    patch: |-\n"+
+		"      - op: add\n        path: /spec/template/spec/containers/0/env\n        value: [{name: %s, value: %q}]\n",
+		backup.EnvImage, image)
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return nil, err
 	}

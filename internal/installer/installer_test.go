@@ -11,6 +11,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/appkeeper/appkeeper/internal/backup"
 )
 
 const (
@@ -106,6 +108,7 @@ func TestInstallManifest(t *testing.T) {
 		"Namespace//appkeeper-system",
 		"CustomResourceDefinition//memcacheds.apps.appkeeper.dev",
 		"CustomResourceDefinition//mysqls.apps.appkeeper.dev",
+		"CustomResourceDefinition//mysqlbackups.apps.appkeeper.dev",
 		"CustomResourceDefinition//podsets.apps.appkeeper.dev",
 		"CustomResourceDefinition//webservers.apps.appkeeper.dev",
 		"CustomResourceDefinition//wordpresses.apps.appkeeper.dev",
@@ -128,6 +131,9 @@ func TestInstallManifest(t *testing.T) {
 	c := container(t, deployment)
 	if c["image"] != "ghcr.io/appkeeper/appkeeper:v0.1.0" {
 		t.Errorf("image %v, want the one given", c["image"])
+	}
+	if env := fmt.Sprint(c["env"]); env != "[map[name:"+backup.EnvImage+" value:ghcr.io/appkeeper/appkeeper:v0.1.0]]" {
+		t.Errorf("env %s, want %s naming the image, for the backup Jobs", env, backup.EnvImage)
 	}
 	args := fmt.Sprint(c["args"])
 	for _, want := range []string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443"} {
@@ -230,6 +236,9 @@ func TestChartValues(t *testing.T) {
 	c := container(t, deployment)
 	if c["image"] != "registry.example/appkeeper:v1.2.3" {
 		t.Errorf("image %v", c["image"])
+	}
+	if env := fmt.Sprint(c["env"]); !strings.Contains(env, "value:registry.example/appkeeper:v1.2.3") {
+		t.Errorf("env %s, want %s naming the image", env, backup.EnvImage)
 	}
 	args := fmt.Sprint(c["args"])
 	for _, want := range []string{"--namespaces=shop,blog", "--zap-log-level=debug"} {

@@ -1,5 +1,11 @@
 package localcluster
 
+import (
+	"context"
+	"path/filepath"
+	"time"
+)
+
 // Local images that `make images` builds from Debian's packages and a real node loads at start, as
 // no registry can be reached. Each follows the contract of the upstream image it stands for (user,
 // ports, paths, environment, entrypoint); none carries an upstream name.
@@ -15,3 +21,21 @@ const (
 // the node imports them in this order, then one for each image above. The real node needs them
 // all, since no image can be pulled.
 var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar"}
+
+// importImages loads the local images, the sandbox first, then the backup image: nothing can
+// pull them.
+func (n *realNode) importImages(ctx context.Context) error {
+	began := time.Now()
+	tarballs := make([]string, 0, len(localImageFiles)+1)
+	for _, f := range localImageFiles {
+		tarballs = append(tarballs, filepath.Join(n.images, f))
+	}
+	tarballs = append(tarballs, n.backupTarball)
+	for _, t := range tarballs {
+		if err := n.ctr(ctx, "images", "import", t); err != nil {
+			return err
+		}
+	}
+	n.log("imported the local images", "count", len(tarballs), "backup image", n.backupImage, "took", time.Since(began).Round(time.Millisecond))
+	return nil
+}

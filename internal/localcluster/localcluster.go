@@ -48,6 +48,10 @@ type Options struct {
 	// CoreDNS on this host, which needs root and the binaries and images that "make node images"
 	// builds. Pods go to it unless they tolerate FakeNodeTaint; Stop puts the host back as found.
 	RealNode bool
+	// AppkeeperBinary is a statically linked appkeeper binary (CGO_ENABLED=0) that a real node
+	// packs into the image its backup Jobs run, Cluster.BackupImage; empty means the running
+	// executable, which must then be the appkeeper command.
+	AppkeeperBinary string
 }
 
 // Cluster is a running local control plane. Stop it to end its processes.
@@ -59,14 +63,15 @@ type Cluster struct {
 	// Dir is the absolute state directory.
 	Dir string
 
-	binDir   string
-	nodes    int
-	log      logr.Logger
-	lock     *os.File
-	env      *envtest.Environment
-	envLogs  []*os.File
-	children []*child
-	node     *realNode
+	binDir    string
+	appkeeper string
+	nodes     int
+	log       logr.Logger
+	lock      *os.File
+	env       *envtest.Environment
+	envLogs   []*os.File
+	children  []*child
+	node      *realNode
 
 	stopOnce sync.Once
 	stopErr  error
@@ -138,7 +143,7 @@ func prepare(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local cluster state directory %s: %w", opts.Dir, err)
 	}
-	c := &Cluster{Dir: dir, binDir: opts.BinDir, nodes: opts.Nodes, log: opts.Log}
+	c := &Cluster{Dir: dir, binDir: opts.BinDir, appkeeper: opts.AppkeeperBinary, nodes: opts.Nodes, log: opts.Log}
 	if c.binDir == "" {
 		c.binDir = DefaultBinDir()
 	}

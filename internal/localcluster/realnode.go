@@ -29,14 +29,17 @@ const (
 // processes of this host beside the control plane. It changes the host (kernel settings,
 // netfilter rules, a bridge, mounts, cgroups): stop puts everything back as it was recorded.
 type realNode struct {
-	paths    nodePaths
-	bin      string // the bin/ folder that holds the node's build folders
-	images   string
-	log      func(msg string, kv ...any)
-	lock     *os.File
-	was      *HostState
-	children []*child // in start order: containerd, kubelet, kube-proxy, CoreDNS
-	stopVols context.CancelFunc
+	paths  nodePaths
+	bin    string // the bin/ folder that holds the node's build folders
+	images string
+	// backupImage is the image packed from the appkeeper binary, and backupTarball its archive,
+	// imported after the local images.
+	backupImage, backupTarball string
+	log                        func(msg string, kv ...any)
+	lock                       *os.File
+	was                        *HostState
+	children                   []*child // in start order: containerd, kubelet, kube-proxy, CoreDNS
+	stopVols                   context.CancelFunc
 	// kubeletHealthz answers once the kubelet runs.
 	kubeletHealthz string
 }
@@ -75,23 +78,13 @@ func (c *Cluster) prepareRealNode() error {
 		images: filepath.Join(bin, "images"),
 		log:    func(msg string, kv ...any) { c.log.Info(msg, kv...) },
 	}
-	var missing []string
-	required := append(nodeBinaries(bin), runcPath, filepath.Join(cniBinDir, "bridge"))
-	for _, f := range localImageFiles {
-		required = append(required, filepath.Join(n.images, f))
-	}
-	for _, b := range required {
-		if _, err := os.Stat(b); err != nil {
-			missing = append(missing, b)
-		}
-	}
-	for _, tool := range []string{"nft", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := missingNodeParts(bin, n.images); len(missing) > 0 {
 		return fmt.Errorf("the real node needs %v: run \"make node-deps node images\"", missing)
+	}
+	// Before the host changes: a binary the backup image cannot run stops the node here.
+	appkeeper, err := backupImageBinary(c.appkeeper)
+	if err != nil {
+		return err
 	}
 	if err := n.lockHost(); err != nil {
 		return err
@@ -118,12 +111,35 @@ func (c *Cluster) prepareRealNode() error {
 	if err := removeAll(n.paths.root); err != nil {
 		return err
 	}
-	for _, d := range []string{n.paths.path("pki"), n.paths.cniConfDir(), n.paths.volumes(), n.paths.path("containerd")} {
+	for _, d := range []string{n.paths.path("pki"), n.paths.cniConfDir(), n.paths.volumes(), n.paths.path("containerd"), n.paths.path("images")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
+	if n.backupImage, n.backupTarball, err = packBackupImage(appkeeper, n.paths.path("images")); err != nil {
+		return err
+	}
 	return writeKubeletClientCerts(n.paths.clientCA(), n.paths.apiserverCert(), n.paths.apiserverKey())
+}
+
+// missingNodeParts lists what the node needs and the host lacks: binaries, local images, tools.
+func missingNodeParts(bin, images string) []string {
+	var missing []string
+	required := append(nodeBinaries(bin), runcPath, filepath.Join(cniBinDir, "bridge"))
+	for _, f := range localImageFiles {
+		required = append(required, filepath.Join(images, f))
+	}
+	for _, b := range required {
+		if _, err := os.Stat(b); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	for _, tool := range []string{"nft", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	return missing
 }
 
 // lockHost makes sure one real node at a time runs on this host: they would share the bridge,
@@ -291,18 +307,6 @@ func (n *realNode) ctr(ctx context.Context, args ...string) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("ctr %v: %w: %s", args, err, out)
 	}
-	return nil
-}
-
-// importImages loads the local images, the sandbox first: nothing can pull them.
-func (n *realNode) importImages(ctx context.Context) error {
-	began := time.Now()
-	for _, f := range localImageFiles {
-		if err := n.ctr(ctx, "images", "import", filepath.Join(n.images, f)); err != nil {
-			return err
-		}
-	}
-	n.log("imported the local images", "count", len(localImageFiles), "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/backup"
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
 	"github.com/appkeeper/appkeeper/internal/controller/mysql"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
@@ -50,10 +51,6 @@ const Name = "appkeeper"
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// BackupImageEnv names the environment variable that gives the default of --backup-image; the
-// operator's Deployment sets it to the operator's own image.
-const BackupImageEnv = "APPKEEPER_IMAGE"
-
 // Options configure the manager.
 type Options struct {
 	MetricsAddr             string
@@ -75,7 +72,7 @@ type Options struct {
 // listeners, no leader election.
 func DefaultOptions() Options {
 	return Options{MetricsAddr: "0", ProbeAddr: "0", QPS: 1000, Burst: 2000, MaxConcurrentReconciles: 16,
-		BackupImage: os.Getenv(BackupImageEnv)}
+		BackupImage: os.Getenv(backup.EnvImage)}
 }
 
 // BindFlags registers the manager's flags on fs, with o's values as defaults.
@@ -90,7 +87,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.QPS, "kube-api-qps", o.QPS, "sustained queries per second to the API server")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the API server")
 	fs.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", o.MaxConcurrentReconciles, "reconciles run at once per kind")
-	fs.StringVar(&o.BackupImage, "backup-image", o.BackupImage, "image holding this binary at /appkeeper, which the backup Jobs run; defaults to $"+BackupImageEnv)
+	fs.StringVar(&o.BackupImage, "backup-image", o.BackupImage, "image holding this binary at /appkeeper, which the backup Jobs run; defaults to $"+backup.EnvImage)
 }
 
 // Scheme knows the built-in kinds and appkeeper's.

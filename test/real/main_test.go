@@ -90,7 +90,10 @@ func runOnCluster(m *testing.M) (code int) {
 	fmt.Println("cluster state and logs:", dir)
 	progress := funcr.New(func(_, args string) { fmt.Println("local cluster:", args) }, funcr.Options{})
 	began := time.Now()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNode: true, Log: progress})
+	// The backup image is packed from the binary "make build" writes beside the control plane, as
+	// this test binary holds no backup subcommands.
+	appkeeper := filepath.Join(filepath.Dir(localcluster.DefaultBinDir()), "appkeeper")
+	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNode: true, AppkeeperBinary: appkeeper, Log: progress})
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -118,7 +121,9 @@ func runOnCluster(m *testing.M) (code int) {
 		fmt.Println(err)
 		return 1
 	}
-	mgr, err := operator.NewManager(operatorConfig, operator.DefaultOptions())
+	opts := operator.DefaultOptions()
+	opts.BackupImage = cluster.BackupImage()
+	mgr, err := operator.NewManager(operatorConfig, opts)
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -1,9 +1,14 @@
 # MariaDB as the official mysql and mariadb images run it, the way the MySQL kind uses them: uid
 # and gid 999, data in /var/lib/mysql, /etc/mysql/conf.d/*.cnf read last, port 3306 on every
-# address, `mysql` and `mysqladmin` on PATH for the probes. On an empty data folder the entrypoint
-# initialises it, sets the root password from MYSQL_ROOT_PASSWORD for root@localhost and
-# root@MYSQL_ROOT_HOST, and creates MYSQL_DATABASE and MYSQL_USER with MYSQL_PASSWORD, all with a
-# server that takes no TCP connection; then it runs mysqld in the foreground. It never needs root.
+# address, `mysql` and `mysqladmin` on PATH for the probes. On a data folder without a `mysql`
+# folder the entrypoint initialises it, with a server that takes no TCP connection: it sets the
+# root password from MYSQL_ROOT_PASSWORD for root@localhost and root@MYSQL_ROOT_HOST, creates
+# MYSQL_DATABASE and MYSQL_USER with MYSQL_PASSWORD, then runs the files of
+# /docker-entrypoint-initdb.d in name order (*.sql and *.sql.gz as root in MYSQL_DATABASE, *.sh
+# run when executable and sourced otherwise); any failure exits non-zero, and the data appears in
+# /var/lib/mysql only once every step succeeded. A [mysqld] init-file in conf.d runs at every
+# start, that of the initialisation included. Then it runs mysqld in the foreground. It never
+# needs root.
 IMAGE=localhost/appkeeper/mariadb:10.11
 PACKAGES=(mariadb-server mariadb-client)
 USER_SPEC=999:999
@@ -41,9 +46,11 @@ after_install() {
 		!includedir /etc/mysql/conf.d/
 	CNF
 	install -m 0755 /dev/stdin "$r/usr/local/bin/entrypoint" <<-'SH'
-		#!/bin/sh
-		# Initialises an empty data folder from MYSQL_* variables, then runs the server.
-		set -eu
+		#!/bin/bash
+		# Initialises an empty data folder from MYSQL_* variables and /docker-entrypoint-initdb.d,
+		# then runs the server. Bash, not sh: pipefail makes a corrupt .sql.gz fail the load. The
+		# options are the official images', without -u, so that the *.sh they source behave alike.
+		set -eo pipefail
 		if [ "${1#-}" != "$1" ]; then
 			set -- mariadbd "$@"
 		fi
@@ -53,26 +60,37 @@ after_install() {
 		esac
 
 		datadir=/var/lib/mysql
+		# The first initialisation builds the data in $staging, on the data folder's own filesystem,
+		# and moves it into place only once every step has succeeded, the mysql folder last: that
+		# folder is what this entrypoint and the official images take for initialised data, so a
+		# failed or killed initialisation, say halfway through loading a dump, is never mistaken
+		# for a finished one. The next start removes what it left and starts again; a move that
+		# was interrupted is finished, as .complete says the data is whole.
+		staging=$datadir/.appkeeper-initialising
+		initdb=/docker-entrypoint-initdb.d
+		socket=/tmp/init.sock
 		log() { echo "entrypoint: $*" >&2; }
 
 		# sql_string quotes a value for SQL: backslashes and single quotes escaped.
 		sql_string() { printf "'%s'" "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e "s/'/\\\\'/g")"; }
 		# sql_name quotes an identifier: backticks doubled.
 		sql_name() { printf '`%s`' "$(printf '%s' "$1" | sed -e 's/`/``/g')"; }
+		# process_sql runs SQL from stdin as root on the initialisation server, in MYSQL_DATABASE
+		# when it is set, as the official images run the files of $initdb; a sourced *.sh may call
+		# it too. The mariadb client stops at the first error and exits non-zero.
+		process_sql() {
+			MYSQL_PWD=$MYSQL_ROOT_PASSWORD mariadb --protocol=socket --socket="$socket" -uroot \
+				${MYSQL_DATABASE:+--database="$MYSQL_DATABASE"} "$@"
+		}
 
-		initialise() {
-			if [ -z "${MYSQL_ROOT_PASSWORD:-}" ]; then
-				log "the data folder is empty and MYSQL_ROOT_PASSWORD is not set"
-				exit 1
-			fi
-			log "initialising $datadir"
-			mariadb-install-db --datadir="$datadir" --auth-root-authentication-method=normal \
-				--skip-test-db --skip-name-resolve --rpm >/dev/null
-			# No TCP: nothing can connect, and the probes fail, until the accounts exist.
-			"$@" --skip-networking --socket=/tmp/init.sock &
+		start_init_server() {
+			# No TCP: nothing can connect, and the probes fail, until the data is in place.
+			"$@" --datadir="$staging" --skip-networking --socket="$socket" &
 			pid=$!
-			tries=0
-			until mariadb --protocol=socket --socket=/tmp/init.sock -uroot -e 'SELECT 1' >/dev/null 2>&1; do
+			# A failed step ends the script: the server must not outlive it.
+			trap 'kill "$pid" 2>/dev/null || true' EXIT
+			local tries=0
+			until mariadb --protocol=socket --socket="$socket" -uroot -e 'SELECT 1' >/dev/null 2>&1; do
 				tries=$((tries + 1))
 				if [ "$tries" -ge 60 ] || ! kill -0 "$pid" 2>/dev/null; then
 					log "the initialisation server did not start"
@@ -80,8 +98,23 @@ after_install() {
 				fi
 				sleep 1
 			done
+		}
+
+		stop_init_server() {
+			kill "$pid"
+			# A clean shutdown flushes every table: only then may the data be moved into place.
+			if ! wait "$pid"; then
+				log "the initialisation server did not stop cleanly"
+				exit 1
+			fi
+			trap - EXIT
+		}
+
+		# setup_accounts sets root's password and creates MYSQL_DATABASE and MYSQL_USER.
+		setup_accounts() {
+			local root host user
 			root=$(sql_string "$MYSQL_ROOT_PASSWORD")
-			# printf, not echo: sh's echo would undo the escaped backslashes of a password.
+			# printf, not echo: echo may undo the escaped backslashes of a password.
 			{
 				printf '%s\n' "SET @@SESSION.SQL_LOG_BIN = 0;"
 				printf '%s\n' "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');"
@@ -102,15 +135,81 @@ after_install() {
 						printf '%s\n' "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $user@'%';"
 					fi
 				fi
-			} | mariadb --protocol=socket --socket=/tmp/init.sock -uroot
-			kill "$pid"
-			wait "$pid" || true
+			} | mariadb --protocol=socket --socket="$socket" -uroot
+		}
+
+		# load_initdb runs the files of $initdb in name order, as the official images do; the folder
+		# may be absent or empty. An executable *.sh runs, another is sourced.
+		load_initdb() {
+			local f
+			shopt -s nullglob
+			for f in "$initdb"/*; do
+				case "$f" in
+				*.sh)
+					log "running $f"
+					if [ -x "$f" ]; then "$f"; else . "$f"; fi
+					;;
+				*.sql)
+					log "loading $f"
+					process_sql <"$f"
+					;;
+				*.sql.gz)
+					log "loading $f"
+					gunzip -c "$f" | process_sql
+					;;
+				*) log "ignoring $f" ;;
+				esac
+			done
+			shopt -u nullglob
+		}
+
+		initialise() {
+			if [ -z "${MYSQL_ROOT_PASSWORD:-}" ]; then
+				log "the data folder is empty and MYSQL_ROOT_PASSWORD is not set"
+				exit 1
+			fi
+			log "initialising $datadir"
+			rm -rf "$staging"
+			mkdir "$staging"
+			# mariadb-install-db's bootstrap ignores an init-file of conf.d; the initialisation
+			# server runs it, before the accounts are set up, as every later start does.
+			mariadb-install-db --datadir="$staging" --auth-root-authentication-method=normal \
+				--skip-test-db --skip-name-resolve --rpm >/dev/null
+			start_init_server "$@"
+			setup_accounts
+			load_initdb
+			stop_init_server
+			touch "$staging/.complete"
+		}
+
+		# move_into_place moves the complete data of $staging into the data folder, mysql last.
+		# rename fails rather than merge a folder into one the data folder already holds.
+		move_into_place() {
+			local f
+			shopt -s nullglob dotglob
+			for f in "$staging"/*; do
+				case "${f##*/}" in
+				mysql | .complete) ;;
+				*) mv -T "$f" "$datadir/${f##*/}" ;;
+				esac
+			done
+			shopt -u nullglob dotglob
+			if [ -d "$staging/mysql" ]; then
+				mv -T "$staging/mysql" "$datadir/mysql"
+			fi
+			rm -rf "$staging"
 			log "initialised"
 		}
 
+		if [ -e "$staging/.complete" ]; then
+			log "finishing an initialisation that was interrupted while its data was moved into place"
+			move_into_place
+		fi
 		if [ ! -d "$datadir/mysql" ]; then
 			initialise "$@"
+			move_into_place
 		fi
+		rm -rf "$staging"
 		exec "$@"
 	SH
 }

@@ -46,21 +46,21 @@ func ParseSchedule(policy *appsv1alpha1.MySQLBackupPolicy) (cron.Schedule, error
 	return schedule, nil
 }
 
-// dueTime is the latest schedule time after last that is not after now, and how many earlier
-// ones were skipped; ok is false when none is due.
-func dueTime(schedule cron.Schedule, last, now time.Time) (due time.Time, missed int32, ok bool) {
-	t := schedule.Next(last)
-	if t.After(now) {
-		return time.Time{}, 0, false
-	}
-	for next := schedule.Next(t); !next.After(now) && missed < maxMissedCount; next = schedule.Next(t) {
-		t = next
+// dueTime is the latest schedule time from next on that is not after now, and how many earlier
+// ones were skipped.
+func dueTime(schedule cron.Schedule, next, now time.Time) (due time.Time, missed int32) {
+	due = next
+	for later := schedule.Next(due); !later.After(now) && missed < maxMissedCount; later = schedule.Next(due) {
+		due = later
 		missed++
 	}
-	return t, missed, true
+	return due, missed
 }
 
 // reconcileSchedule starts the scheduled backup that is due, if any, and returns when the next is.
+// The next time is kept in the status: a time that passes while the operator is down is run when it
+// is back, and counted as missed if a later one passed too. A suspended schedule has no next time,
+// so resuming it misses nothing.
 func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQL, now time.Time) (time.Duration, error) {
 	policy := m.Spec.Backup
 	if policy == nil || policy.Suspend {
@@ -69,34 +69,33 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQ
 		}
 		return 0, nil
 	}
-	summary := ensureSummary(m)
 	schedule, err := ParseSchedule(policy)
 	if err != nil {
 		return 0, err
 	}
-	last := m.CreationTimestamp.Time
-	if summary.LastScheduleTime != nil {
-		last = summary.LastScheduleTime.Time
+	summary := ensureSummary(m)
+	upcoming := schedule.Next(now)
+	if summary.NextScheduleTime == nil || summary.NextScheduleTime.After(upcoming) {
+		// First run, resumed, or a schedule changed to an earlier time.
+		summary.NextScheduleTime = ptr.To(metav1.NewTime(upcoming))
 	}
-	if due, missed, ok := dueTime(schedule, last, now); ok {
-		name := BackupName(m.Name, due.UTC().Format("200601021504"))
-		if err := r.createBackup(ctx, m, name, appsv1alpha1.BackupReasonScheduled, nil); err != nil {
-			return 0, err
-		}
-		if missed > 0 {
-			summary.MissedSchedules += missed
-			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, "MissedSchedule", "Backup",
-				"%d scheduled backups were missed; started the latest, %s", missed, name)
-		}
-		summary.LastScheduleTime = ptr.To(metav1.NewTime(due))
-		last = due
+	next := summary.NextScheduleTime.Time
+	if next.After(now) {
+		return next.Sub(now), nil
 	}
-	next := schedule.Next(last)
-	if !next.After(now) {
-		next = schedule.Next(now)
+	due, missed := dueTime(schedule, next, now)
+	name := BackupName(m.Name, due.UTC().Format("200601021504"))
+	if err := r.createBackup(ctx, m, name, appsv1alpha1.BackupReasonScheduled, nil); err != nil {
+		return 0, err
 	}
-	summary.NextScheduleTime = ptr.To(metav1.NewTime(next))
-	return next.Sub(now), nil
+	if missed > 0 {
+		summary.MissedSchedules += missed
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, "MissedSchedule", "Backup",
+			"%d scheduled backups were missed; started the latest, %s", missed, name)
+	}
+	summary.LastScheduleTime = ptr.To(metav1.NewTime(due))
+	summary.NextScheduleTime = ptr.To(metav1.NewTime(upcoming))
+	return upcoming.Sub(now), nil
 }
 
 // createBackup creates a backup of m taken by the MySQL itself, with the storage of its policy,

@@ -15,13 +15,17 @@ func TestDueTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := time.Date(2026, 11, 20, 1, 0, 0, 0, time.UTC) // 02:00 in Paris
-	if _, _, ok := dueTime(schedule, last, last.Add(time.Hour)); ok {
-		t.Error("a backup is due before the next 02:00 in Paris")
+	start := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	next := schedule.Next(start)
+	if want := time.Date(2026, 11, 21, 1, 0, 0, 0, time.UTC); !next.Equal(want) { // 02:00 in Paris
+		t.Fatalf("next = %s, want %s", next, want)
 	}
-	due, missed, ok := dueTime(schedule, last, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
-	if !ok || missed != 2 || !due.Equal(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)) {
-		t.Errorf("dueTime = %s, %d missed, %v; want 2026-11-23 01:00 UTC with 2 missed", due, missed, ok)
+	if due, missed := dueTime(schedule, next, next.Add(time.Hour)); !due.Equal(next) || missed != 0 {
+		t.Errorf("dueTime an hour after = %s, %d missed; want %s, none missed", due, missed, next)
+	}
+	due, missed := dueTime(schedule, next, time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	if missed != 2 || !due.Equal(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)) {
+		t.Errorf("dueTime = %s, %d missed; want 2026-11-23 01:00 UTC with 2 missed", due, missed)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package ociarchive
 
 import (
 	"archive/tar"
