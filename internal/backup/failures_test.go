@@ -33,7 +33,7 @@ func (env *backupEnv) storageFailures(t *testing.T) {
 	}{
 		{"unreachable endpoint", Target{S3Endpoint: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)), S3Bucket: "backups",
 			S3PathStyle: true, Key: "fail/unreachable"}, creds, conn, "cannot reach the object store at http://127.0.0.1:"},
-		{"wrong secret key", env.s3.target("fail/secret"), Credentials{s3AccessKey, wrongSecret}, conn,
+		{"wrong secret key", env.s3.target("fail/secret"), Credentials{env.s3.AccessKey, wrongSecret}, conn,
 			"refused the credentials"},
 		{"unknown access key", env.s3.target("fail/access"), Credentials{"nobody", wrongSecret}, conn,
 			"refused the credentials"},
@@ -50,7 +50,7 @@ func (env *backupEnv) storageFailures(t *testing.T) {
 				t.Fatalf("dump = %v, want an error naming %q", err, tt.want)
 			}
 			t.Log(err)
-			if strings.Contains(err.Error(), wrongSecret) || strings.Contains(err.Error(), s3SecretKey) {
+			if strings.Contains(err.Error(), wrongSecret) || strings.Contains(err.Error(), env.s3.SecretKey) {
 				t.Errorf("the error shows a secret: %v", err)
 			}
 			if took := time.Since(start); took > 20*time.Second {

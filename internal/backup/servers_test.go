@@ -2,13 +2,11 @@ package backup
 
 import (
 	"context"
-	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,7 +17,8 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // The servers the tests run against are real: MariaDB from the distribution's packages (as
@@ -29,9 +28,6 @@ import (
 const (
 	rootPassword   = "root-pässword"
 	backupPassword = "backup-secret"
-	s3AccessKey    = "appkeeper-test"
-	s3SecretKey    = "appkeeper-test-secret"
-	versitygwPath  = "bin/versitygw-v1.8.0/versitygw"
 )
 
 func TestMain(m *testing.M) {
@@ -207,56 +203,21 @@ func (m *mariadb) restore(t *testing.T, file string) {
 
 // s3Server is versitygw serving a folder, with one bucket.
 type s3Server struct {
-	endpoint string
-	bucket   string
-	dir      string
-	client   *minio.Client
+	*testutil.ObjectStore
+	endpoint, bucket, dir string
+	client                *minio.Client
 }
 
 // startVersityGW starts versitygw over http, or over https with a certificate of ca when it is
 // not nil.
 func startVersityGW(t *testing.T, ca *testCA) *s3Server {
 	t.Helper()
-	binary := requireTool(t, filepath.Join(repoRoot(t), versitygwPath))
-	dir := t.TempDir()
-	port := freePort(t)
-	address := fmt.Sprintf("127.0.0.1:%d", port)
-	args := []string{"--access", s3AccessKey, "--secret", s3SecretKey, "--port", address, "--quiet"}
-	scheme, transport := "http", http.DefaultTransport
+	var files *testutil.ObjectStoreTLS
 	if ca != nil {
-		args = append(args, "--cert", ca.certFile, "--key", ca.keyFile)
-		scheme = "https"
-		transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}}
+		files = &testutil.ObjectStoreTLS{CertFile: ca.certFile, KeyFile: ca.keyFile, Pool: ca.pool}
 	}
-	gw := exec.Command(binary, append(args, "posix", dir)...)
-	var log strings.Builder
-	gw.Stdout, gw.Stderr = &log, &log
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = gw.Process.Kill()
-		_ = gw.Wait()
-	})
-	client, err := minio.New(address, &minio.Options{
-		Creds: credentials.NewStaticV4(s3AccessKey, s3SecretKey, ""), BucketLookup: minio.BucketLookupPath,
-		Region: "us-east-1", Secure: ca != nil, Transport: transport,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &s3Server{endpoint: scheme + "://" + address, bucket: "backups", dir: dir, client: client}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := client.MakeBucket(context.Background(), s.bucket, minio.MakeBucketOptions{Region: "us-east-1"})
-		if err == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not create the bucket: %v\n%s", err, log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	store := testutil.StartObjectStore(t, "127.0.0.1", files)
+	return &s3Server{ObjectStore: store, endpoint: store.Endpoint, bucket: store.Bucket, dir: store.Dir, client: store.Client}
 }
 
 func (s *s3Server) target(key string) Target {
@@ -264,21 +225,11 @@ func (s *s3Server) target(key string) Target {
 }
 
 func (s *s3Server) credentials() Credentials {
-	return Credentials{AccessKeyID: s3AccessKey, SecretAccessKey: s3SecretKey}
+	return Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
 }
 
-// objects lists every object of the bucket, sorted.
-func (s *s3Server) objects(t *testing.T) []string {
-	t.Helper()
-	var keys []string
-	for object := range s.client.ListObjects(context.Background(), s.bucket, minio.ListObjectsOptions{Recursive: true}) {
-		if object.Err != nil {
-			t.Fatal(object.Err)
-		}
-		keys = append(keys, object.Key)
-	}
-	return keys
-}
+// objects lists every object of the bucket.
+func (s *s3Server) objects(t *testing.T) []string { return s.Objects(t) }
 
 func freePort(t testing.TB) int {
 	t.Helper()

@@ -377,3 +377,12 @@ func (c *Cluster) TagImage(ctx context.Context, source, target string) error {
 	}
 	return c.node.ctr(ctx, "images", "tag", "--force", source, target)
 }
+
+// NodeAddress is the host's address on the real node's pod network: a server the host runs there
+// (an object store for backups, say) is reachable from every pod. Empty without a real node.
+func (c *Cluster) NodeAddress() string {
+	if c.node == nil {
+		return ""
+	}
+	return bridgeIP
+}

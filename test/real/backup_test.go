@@ -28,7 +28,7 @@ INSERT INTO files VALUES (1, REPEAT(UNHEX('00FF7F80'), 1048576));`
 )
 
 func TestMySQLBackupsRestoreOnARealNode(t *testing.T) {
-	store := testutil.StartObjectStore(t, cluster.NodeAddress())
+	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "backup", restricted)
 	kubectl(t, "", "create", "secret", "generic", "-n", ns, "s3-keys",
 		"--from-literal="+appsv1alpha1.SecretKeyAccessKeyID+"="+store.AccessKey,
