@@ -4,20 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
-	"io/fs"
-	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/appkeeper/appkeeper/internal/testservers"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -65,14 +61,8 @@ func (d *dataTemplate) get(t testing.TB) string {
 	t.Helper()
 	d.once.Do(func() {
 		d.dir, d.err = os.MkdirTemp("", "appkeeper-mariadb-template-")
-		if d.err != nil {
-			return
-		}
-		install := exec.Command("mariadb-install-db", "--no-defaults", "--user="+currentUser(),
-			"--datadir="+filepath.Join(d.dir, "data"), "--auth-root-authentication-method=normal", "--skip-test-db",
-			"--innodb-log-file-size=16M")
-		if out, err := install.CombinedOutput(); err != nil {
-			d.err = fmt.Errorf("mariadb-install-db: %w\n%s", err, out)
+		if d.err == nil {
+			d.err = testservers.InstallDataDir(filepath.Join(d.dir, "data"))
 		}
 	})
 	if d.err != nil {
@@ -97,65 +87,24 @@ type mariadb struct {
 
 func startMariaDB(t *testing.T) *mariadb {
 	t.Helper()
-	server := requireTool(t, "mariadbd")
-	requireTool(t, "mariadb-install-db")
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	if err := copyTree(template.get(t), data); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	mysqld := exec.Command(server, "--no-defaults", "--user="+currentUser(), "--datadir="+data,
-		"--socket="+filepath.Join(dir, "mysqld.sock"), "--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port),
-		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
-		"--log-bin="+filepath.Join(dir, "binlog"), "--server-id=1", "--max-allowed-packet=64M")
-	logFile, err := os.Create(filepath.Join(dir, "mysqld.log"))
+	requireTool(t, testservers.MariaDBServer)
+	requireTool(t, testservers.MariaDBInstall)
+	server, err := testservers.StartMariaDB(context.Background(), testservers.MariaDBOptions{
+		Dir: t.TempDir(), Template: template.get(t), RootPassword: rootPassword,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mysqld.Stdout, mysqld.Stderr = logFile, logFile
-	if err := mysqld.Start(); err != nil {
+	t.Cleanup(server.Stop)
+	m := &mariadb{port: server.Port, dir: server.Dir}
+	m.root, err = m.rootConnection().connect(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = mysqld.Process.Kill()
-		_ = mysqld.Wait()
-		_ = logFile.Close()
-	})
-	m := &mariadb{port: port, dir: dir}
-	m.root = m.waitForRoot(t, logFile.Name())
 	t.Cleanup(func() { _ = m.root.Close() })
 	m.exec(t, "CREATE USER '"+AccountUser+"'@'%' IDENTIFIED BY '"+backupPassword+"'",
 		"GRANT "+AccountPrivileges+" ON *.* TO '"+AccountUser+"'@'%'")
 	return m
-}
-
-// waitForRoot waits for the server, then gives root its password as the images' entrypoints do.
-func (m *mariadb) waitForRoot(t *testing.T, log string) *sql.DB {
-	t.Helper()
-	fresh := Connection{Host: "127.0.0.1", Port: m.port, User: "root"}
-	db, err := fresh.waitFor(context.Background(), 30*time.Second)
-	if err != nil {
-		out, _ := os.ReadFile(log)
-		t.Fatalf("the server did not start: %v\n%s", err, out)
-	}
-	// One session: the pool keeps none idle, and a new one could not log in without the password.
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, host := range []string{"localhost", "127.0.0.1", "::1"} {
-		if _, err := conn.ExecContext(context.Background(), "ALTER USER 'root'@'"+host+"' IDENTIFIED BY '"+rootPassword+"'"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = conn.Close()
-	_ = db.Close()
-	db, err = m.rootConnection().connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
 
 func (m *mariadb) rootConnection() Connection {
@@ -233,63 +182,9 @@ func (s *s3Server) objects(t *testing.T) []string { return s.Objects(t) }
 
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testservers.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func currentUser() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return "root"
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's folder")
-		}
-		dir = parent
-	}
-}
-
-// copyTree copies the files and folders of src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o700)
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o660)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			_ = out.Close()
-			return err
-		}
-		return out.Close()
-	})
+	return port
 }

@@ -2,26 +2,19 @@ package testutil
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/appkeeper/appkeeper/internal/testservers"
 )
 
 // VersityGW is the S3-compatible store the tests write backups to: versitygw over a folder, which
 // `make test-deps` builds into bin/.
-const VersityGW = "bin/versitygw-v1.8.0/versitygw"
+const VersityGW = testservers.VersityGW
 
 // ObjectStore is a running versitygw with one bucket.
 type ObjectStore struct {
@@ -34,10 +27,7 @@ type ObjectStore struct {
 }
 
 // ObjectStoreTLS serves the store over https with a certificate, which clients check against pool.
-type ObjectStoreTLS struct {
-	CertFile, KeyFile string
-	Pool              *x509.CertPool
-}
+type ObjectStoreTLS = testservers.ObjectStoreTLS
 
 // StartObjectStore starts versitygw listening on host (127.0.0.1, or an address pods reach), over
 // https when tlsFiles is given, creates the bucket "backups", and stops it when the test ends. It
@@ -52,41 +42,15 @@ func StartObjectStore(t testing.TB, host string, tlsFiles *ObjectStoreTLS) *Obje
 		}
 		t.Skipf("%s is not built; `make test-deps` builds it", binary)
 	}
-	s := &ObjectStore{Bucket: "backups", Region: "us-east-1", AccessKey: "appkeeper-test", SecretKey: "appkeeper-test-secret", Dir: t.TempDir()}
-	address := net.JoinHostPort(host, fmt.Sprint(freePortOn(t, host)))
-	args := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--port", address, "--quiet"}
-	scheme, transport := "http", http.DefaultTransport
-	if tlsFiles != nil {
-		args = append(args, "--cert", tlsFiles.CertFile, "--key", tlsFiles.KeyFile)
-		scheme = "https"
-		transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tlsFiles.Pool, MinVersion: tls.VersionTLS12}}
-	}
-	gw := exec.Command(binary, append(args, "posix", s.Dir)...)
-	var log strings.Builder
-	gw.Stdout, gw.Stderr = &log, &log
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = gw.Process.Kill()
-		_ = gw.Wait()
-	})
-	s.Endpoint = scheme + "://" + address
-	client, err := minio.New(address, &minio.Options{
-		Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""), BucketLookup: minio.BucketLookupPath,
-		Region: s.Region, Secure: tlsFiles != nil, Transport: transport,
+	s, err := testservers.StartObjectStore(context.Background(), testservers.ObjectStoreOptions{
+		Binary: binary, Host: host, Dir: t.TempDir(), TLS: tlsFiles,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Client = client
-	Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		if err := client.MakeBucket(ctx, s.Bucket, minio.MakeBucketOptions{Region: s.Region}); err != nil {
-			return fmt.Errorf("versitygw did not create the bucket: %w\n%s", err, log.String())
-		}
-		return nil
-	})
-	return s
+	t.Cleanup(s.Stop)
+	return &ObjectStore{Endpoint: s.Endpoint, Bucket: s.Bucket, Region: s.Region, AccessKey: s.AccessKey,
+		SecretKey: s.SecretKey, Dir: s.Dir, Client: s.Client}
 }
 
 // Objects lists the keys of every object of the bucket.
@@ -100,16 +64,6 @@ func (s *ObjectStore) Objects(t testing.TB) []string {
 		keys = append(keys, object.Key)
 	}
 	return keys
-}
-
-func freePortOn(t testing.TB, host string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // repoRoot is the repository's root, two folders above this file.

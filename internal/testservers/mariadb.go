@@ -1,0 +1,192 @@
+// Package testservers starts the servers the backup data path is tested and measured against:
+// MariaDB from the distribution's packages (as hack/test-deps.sh installs it) and versitygw, an S3
+// gateway over a folder, which the same script builds into bin/. It returns errors rather than
+// failing a test, so that the benchmark runs them as well as the tests; internal/testutil and the
+// backup tests wrap it for a testing.T.
+package testservers
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MariaDB programs, found on the PATH.
+const (
+	MariaDBServer  = "mariadbd"
+	MariaDBInstall = "mariadb-install-db"
+)
+
+// InstallDataDir makes a data directory at dir with mariadb-install-db, which takes seconds;
+// StartMariaDB copies it for each server, which takes milliseconds. root has no password and
+// logs in over the socket or TCP.
+func InstallDataDir(dir string) error {
+	install := exec.Command(MariaDBInstall, "--no-defaults", "--user="+CurrentUser(),
+		"--datadir="+dir, "--auth-root-authentication-method=normal", "--skip-test-db",
+		"--innodb-log-file-size=16M")
+	if out, err := install.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", MariaDBInstall, err, out)
+	}
+	return nil
+}
+
+// MariaDBOptions say where a server keeps its files and how it starts.
+type MariaDBOptions struct {
+	// Dir holds the server's data folder, socket, binary log and log; it must exist.
+	Dir string
+	// Template is a data directory InstallDataDir made, copied to Dir/data.
+	Template string
+	// RootPassword is given to root once the server is up, as the MySQL images' entrypoints do.
+	RootPassword string
+	// Args are more mariadbd flags; they come after the defaults and override them.
+	Args []string
+}
+
+// MariaDB is a running server on a free loopback port, with a binary log.
+type MariaDB struct {
+	Port int
+	Dir  string
+	cmd  *exec.Cmd
+	log  *os.File
+}
+
+// StartMariaDB starts a server from a copy of o.Template and waits until root can log in with
+// o.RootPassword over TCP.
+func StartMariaDB(ctx context.Context, o MariaDBOptions) (_ *MariaDB, err error) {
+	data := filepath.Join(o.Dir, "data")
+	if err := CopyTree(o.Template, data); err != nil {
+		return nil, err
+	}
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--no-defaults", "--user=" + CurrentUser(), "--datadir=" + data,
+		"--socket=" + filepath.Join(o.Dir, "mysqld.sock"), "--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port),
+		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
+		"--log-bin=" + filepath.Join(o.Dir, "binlog"), "--server-id=1", "--max-allowed-packet=64M"}, o.Args...)
+	m := &MariaDB{Port: port, Dir: o.Dir, cmd: exec.Command(MariaDBServer, args...)}
+	if m.log, err = os.Create(filepath.Join(o.Dir, "mysqld.log")); err != nil {
+		return nil, err
+	}
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	// The server must not outlive a program that dies without stopping it.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := m.cmd.Start(); err != nil {
+		_ = m.log.Close()
+		return nil, fmt.Errorf("start %s: %w", MariaDBServer, err)
+	}
+	defer func() {
+		if err != nil {
+			m.Stop()
+		}
+	}()
+	if err := m.setRootPassword(ctx, o.RootPassword); err != nil {
+		out, _ := os.ReadFile(m.log.Name())
+		return nil, fmt.Errorf("the server did not start: %w\n%s", err, out)
+	}
+	return m, nil
+}
+
+// setRootPassword waits for the server, then gives root its password on every host it has.
+func (m *MariaDB) setRootPassword(ctx context.Context, password string) error {
+	db, err := m.waitFor(ctx, "", 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// One session: a new one could not log in without the password once it is set.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, host := range []string{"localhost", "127.0.0.1", "::1"} {
+		if _, err := conn.ExecContext(ctx, "ALTER USER 'root'@'"+host+"' IDENTIFIED BY '"+password+"'"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitFor connects as root with password until the server answers or timeout has passed.
+func (m *MariaDB) waitFor(ctx context.Context, password string, timeout time.Duration) (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", password, "tcp", fmt.Sprintf("127.0.0.1:%d", m.Port)
+	cfg.Timeout = 5 * time.Second
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		select {
+		case <-ctx.Done():
+			_ = db.Close()
+			return nil, fmt.Errorf("root could not log in within %s: %w", timeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Pid is the server's process id.
+func (m *MariaDB) Pid() int { return m.cmd.Process.Pid }
+
+// Stop kills the server and waits for it.
+func (m *MariaDB) Stop() {
+	_ = m.cmd.Process.Kill()
+	_ = m.cmd.Wait()
+	_ = m.log.Close()
+}
+
+// CurrentUser is the user the servers run as: mariadbd refuses root unless told so.
+func CurrentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "root"
+}
+
+// CopyTree copies the files and folders of src to dst.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o700)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o660)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			_ = out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
