@@ -66,6 +66,12 @@ func (d dumpTool) args(conn Connection, databases []string) []string {
 	return append(args, databases...)
 }
 
+// DumpArgs are the flags Dump gives mysqldump (MariaDB's when mariadb is set) to dump databases of
+// the server at conn; the benchmark runs its floor with the same.
+func DumpArgs(conn Connection, databases []string, mariadb bool) []string {
+	return dumpTool{mariadb: mariadb}.args(conn, databases)
+}
+
 // dumpProcess is a running mysqldump: its standard output is the dump.
 type dumpProcess struct {
 	io.Reader
