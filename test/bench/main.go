@@ -1,7 +1,9 @@
 // Command bench measures the operator on the local cluster against the cluster's own speed: for
 // each kind and size it times a plain client creating the same children (the floor) and the
 // operator creating them from custom resources, and reads the operator's requests, idle writes,
-// memory, CPU, reconcile latency and self-heal time. Run it with `make bench`.
+// memory, CPU, reconcile latency and self-heal time. Its backup section times the backup data path
+// (dump and restore between a real MariaDB and versitygw) against mysqldump, gzip and mysql alone.
+// Run it with `make bench`.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testservers"
 )
 
 type options struct {
@@ -38,6 +41,12 @@ type options struct {
 	resultsDir   string
 	profile      bool
 	operatorArgs []string
+	// sections are the parts to run: "kinds", "backup".
+	sections        map[string]bool
+	backupMB        int
+	backupEncrypted bool
+	backupRuns      int
+	versitygw       string
 }
 
 func parseFlags() (options, error) {
@@ -55,7 +64,23 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.resultsDir, "results", "test/bench/results", "where to write <date>.md and latest.json")
 	flag.BoolVar(&o.profile, "profile", false, "save the operator's CPU profile during creation and heap profile after the idle period under <dir>/profiles")
 	operatorArgs := flag.String("operator-args", "", "extra flags for the operator, space-separated")
+	only := flag.String("only", "", "run only this section: kinds or backup")
+	flag.IntVar(&o.backupMB, "backup-mb", 200, "size of the backup section's dataset, in MB")
+	flag.BoolVar(&o.backupEncrypted, "backup-encrypted", true, "also time the encrypted dump")
+	flag.IntVar(&o.backupRuns, "backup-runs", 2, "runs of each dump and restore, and of its floor, of which the fastest counts")
+	flag.StringVar(&o.versitygw, "versitygw", testservers.VersityGW, "versitygw, the backup section's object store")
 	flag.Parse()
+	switch *only {
+	case "":
+		o.sections = map[string]bool{"kinds": true, "backup": true}
+	case "kinds", "backup":
+		o.sections = map[string]bool{*only: true}
+	default:
+		return o, fmt.Errorf("-only: %q is neither kinds nor backup", *only)
+	}
+	if o.backupMB < 1 || o.backupRuns < 1 {
+		return o, fmt.Errorf("-backup-mb and -backup-runs must be positive")
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -96,6 +121,19 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	// The data path needs no cluster: it runs first, on a machine without one.
+	var backups *backupResult
+	if o.sections["backup"] {
+		progress("backup: the data path against its floors")
+		data, err := measureBackupData(ctx, o)
+		if err != nil {
+			return fmt.Errorf("backup data path: %w", err)
+		}
+		backups = &backupResult{Data: data}
+		if err := writeBackupResults(o.resultsDir, backups, false); err != nil {
+			return err
+		}
+	}
 	progress("starting the local cluster with %d nodes in %s", o.nodes, dir)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: o.nodes, CRDs: crds})
 	if err != nil {
@@ -111,16 +149,29 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	b := &bench{o: o, cluster: cluster, c: c, cs: cs, dir: dir}
-	progress("creating %d unrelated objects", o.unrelated)
+	if o.sections["kinds"] {
+		if err := b.runKinds(ctx); err != nil {
+			return err
+		}
+	}
+	if backups != nil {
+		return writeBackupResults(o.resultsDir, backups, true)
+	}
+	return nil
+}
+
+// runKinds measures every kind at every size, after filling the cluster with unrelated objects.
+func (b *bench) runKinds(ctx context.Context) error {
+	progress("creating %d unrelated objects", b.o.unrelated)
 	if err := b.createUnrelated(ctx); err != nil {
 		return err
 	}
 	var results []result
 	for _, k := range kinds {
-		if !o.kinds[k.name] {
+		if !b.o.kinds[k.name] {
 			continue
 		}
-		for _, n := range o.sizes {
+		for _, n := range b.o.sizes {
 			progress("%s × %d", k.name, n)
 			r, err := b.measure(ctx, k, n)
 			if err != nil {
@@ -129,12 +180,12 @@ func run(ctx context.Context, o options) error {
 			results = append(results, r)
 			progress("%s", r.row())
 			// Written after each row, so that a run cut short keeps what it measured.
-			if err := writeResults(o.resultsDir, results, false); err != nil {
+			if err := writeResults(b.o.resultsDir, results, false); err != nil {
 				return err
 			}
 		}
 	}
-	return writeResults(o.resultsDir, results, true)
+	return writeResults(b.o.resultsDir, results, true)
 }
 
 func progress(format string, args ...any) {

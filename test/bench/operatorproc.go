@@ -152,7 +152,11 @@ func (p *operatorProcess) saveProfile(ctx context.Context, path, file string) er
 
 // usage is the process's resident memory in MiB and CPU time in seconds, from /proc.
 func (p *operatorProcess) usage() (rssMiB, cpuSeconds float64, err error) {
-	pid := p.cmd.Process.Pid
+	return processUsage(p.cmd.Process.Pid)
+}
+
+// processUsage is the resident memory in MiB and CPU time in seconds of process pid, from /proc.
+func processUsage(pid int) (rssMiB, cpuSeconds float64, err error) {
 	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0, 0, err

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// backupResult is the backup section of a run: the data path against its floors.
+type backupResult struct {
+	Data *backupData `json:"data,omitempty"`
+}
+
+const backupDataHeader = "| operation | floor | floor s | appkeeper s | ratio | dataset MB/s (floor / appkeeper) | artifact MB/s (floor / appkeeper) | artifact MB (floor / appkeeper) | client CPU s (floor / appkeeper) | server CPU s (floor / appkeeper) | appkeeper's time |\n" +
+	"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n"
+
+func (op backupOp) row() string {
+	return fmt.Sprintf("| %s | `%s` | %.1f | %.1f | %.2f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %s |",
+		op.Operation, cell(op.Floor), op.FloorS, op.S, op.Ratio, op.FloorDatasetMBps, op.DatasetMBps,
+		op.FloorArtifactMBps, op.ArtifactMBps, op.FloorArtifactMB, op.ArtifactMB,
+		op.FloorClientCPUS, op.ClientCPUS, op.FloorServerCPUS, op.ServerCPUS, cell(op.Detail))
+}
+
+// cell escapes the pipes of a shell pipeline, which would end a table cell, even in code.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// table is the section as Markdown.
+func (r *backupResult) table() string {
+	var b strings.Builder
+	if d := r.Data; d != nil {
+		fmt.Fprintf(&b, "Dataset: %.0f MB (InnoDB data and indexes) in %d tables of 2 databases, %d rows; "+
+			"mysqldump writes %.0f MB of SQL. Each figure is the fastest of %d runs, the floor's and appkeeper's in turn. "+
+			"appkeeper's restore passed verify (every table's rows and checksum against the manifest) in %.1f s.\n\n",
+			d.Dataset.MB, d.Dataset.Tables, d.Dataset.Rows, d.SQLMB, d.Runs, d.VerifyS)
+		b.WriteString(backupDataHeader)
+		for _, op := range d.Ops {
+			b.WriteString(op.row() + "\n")
+		}
+	}
+	return b.String()
+}
+
+// writeBackupResults prints the section when show is set and writes it to
+// <dir>/<date>-backup.md, and the figures to <dir>/latest-backup.json: a run of the backup
+// section alone leaves the other rows' files as they are.
+func writeBackupResults(dir string, r *backupResult, show bool) error {
+	table := r.table()
+	if show {
+		fmt.Print(table)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	now := time.Now()
+	load := loadAverage()
+	doc := fmt.Sprintf("# Backup benchmark %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s. "+
+		"Every figure of a row comes from the same run as its floor.\n\n%s",
+		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, table)
+	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+"-backup.md"), []byte(doc), 0o644); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(map[string]any{
+		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "backup": r,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "latest-backup.json"), append(raw, '\n'), 0o644)
+}
