@@ -10,9 +10,11 @@ import (
 	"time"
 )
 
-// backupResult is the backup section of a run: the data path against its floors.
+// backupResult is the backup section of a run: the data path against its floors, and the
+// operator's cost per backup.
 type backupResult struct {
-	Data *backupData `json:"data,omitempty"`
+	Data     *backupData     `json:"data,omitempty"`
+	Operator *backupOverhead `json:"operator,omitempty"`
 }
 
 const backupDataHeader = "| operation | floor | floor s | appkeeper s | ratio | dataset MB/s (floor / appkeeper) | artifact MB/s (floor / appkeeper) | artifact MB (floor / appkeeper) | client CPU s (floor / appkeeper) | server CPU s (floor / appkeeper) | appkeeper's time |\n" +
@@ -28,6 +30,15 @@ func (op backupOp) row() string {
 // cell escapes the pipes of a shell pipeline, which would end a table cell, even in code.
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
+const backupOverheadHeader = "| backups | operator's requests per backup (its client) | writes per backup (API server) | reconciles per backup | operator CPU ms per backup | created → Running p50/p99 ms | Job's pod done → Succeeded p50/p99 ms |\n" +
+	"| ---: | --- | --- | --- | ---: | ---: | ---: |\n"
+
+func (o backupOverhead) row() string {
+	return fmt.Sprintf("| %d | %s | %s | %s | %.1f | %.0f / %.0f | %.0f / %.0f |", o.Backups,
+		perCR(o.RequestsPerBackup), perCR(o.WritesPerBackup), perCR(o.ReconcilesPerBackup), o.CPUMSPerBackup,
+		o.StartP50MS, o.StartP99MS, o.RecordP50MS, o.RecordP99MS)
+}
+
 // table is the section as Markdown.
 func (r *backupResult) table() string {
 	var b strings.Builder
@@ -40,6 +51,10 @@ func (r *backupResult) table() string {
 		for _, op := range d.Ops {
 			b.WriteString(op.row() + "\n")
 		}
+	}
+	if o := r.Operator; o != nil {
+		b.WriteString("\nThe operator's cost per on-demand backup (S3 storage), one backup at a time:\n\n" + backupOverheadHeader)
+		b.WriteString(o.row() + "\n")
 	}
 	return b.String()
 }

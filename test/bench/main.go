@@ -2,8 +2,8 @@
 // each kind and size it times a plain client creating the same children (the floor) and the
 // operator creating them from custom resources, and reads the operator's requests, idle writes,
 // memory, CPU, reconcile latency and self-heal time. Its backup section times the backup data path
-// (dump and restore between a real MariaDB and versitygw) against mysqldump, gzip and mysql alone.
-// Run it with `make bench`.
+// (dump and restore between a real MariaDB and versitygw) against mysqldump, gzip and mysql alone,
+// and reads what the operator spends on each backup. Run it with `make bench`.
 package main
 
 import (
@@ -44,6 +44,7 @@ type options struct {
 	// sections are the parts to run: "kinds", "backup".
 	sections        map[string]bool
 	backupMB        int
+	backups         int
 	backupEncrypted bool
 	backupRuns      int
 	versitygw       string
@@ -66,6 +67,7 @@ func parseFlags() (options, error) {
 	operatorArgs := flag.String("operator-args", "", "extra flags for the operator, space-separated")
 	only := flag.String("only", "", "run only this section: kinds or backup")
 	flag.IntVar(&o.backupMB, "backup-mb", 200, "size of the backup section's dataset, in MB")
+	flag.IntVar(&o.backups, "backups", 20, "on-demand backups the operator takes to measure its cost per backup")
 	flag.BoolVar(&o.backupEncrypted, "backup-encrypted", true, "also time the encrypted dump")
 	flag.IntVar(&o.backupRuns, "backup-runs", 2, "runs of each dump and restore, and of its floor, of which the fastest counts")
 	flag.StringVar(&o.versitygw, "versitygw", testservers.VersityGW, "versitygw, the backup section's object store")
@@ -78,8 +80,8 @@ func parseFlags() (options, error) {
 	default:
 		return o, fmt.Errorf("-only: %q is neither kinds nor backup", *only)
 	}
-	if o.backupMB < 1 || o.backupRuns < 1 {
-		return o, fmt.Errorf("-backup-mb and -backup-runs must be positive")
+	if o.backupMB < 1 || o.backups < 1 || o.backupRuns < 1 {
+		return o, fmt.Errorf("-backup-mb, -backups and -backup-runs must be positive")
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -155,6 +157,10 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if backups != nil {
+		progress("backup: the operator's cost of %d on-demand backups", o.backups)
+		if backups.Operator, err = b.measureBackupOverhead(ctx, o.backups, backups.Data.result); err != nil {
+			return fmt.Errorf("backup overhead: %w", err)
+		}
 		return writeBackupResults(o.resultsDir, backups, true)
 	}
 	return nil
