@@ -42,7 +42,8 @@ func InstallDataDir(dir string) error {
 
 // MariaDBOptions say where a server keeps its files and how it starts.
 type MariaDBOptions struct {
-	// Dir holds the server's data folder, socket, binary log and log; it must exist.
+	// Dir holds the server's data folder, temporary files, socket, binary log and log; it must
+	// exist.
 	Dir string
 	// Template is a data directory InstallDataDir made, copied to Dir/data.
 	Template string
@@ -67,11 +68,17 @@ func StartMariaDB(ctx context.Context, o MariaDBOptions) (_ *MariaDB, err error)
 	if err := CopyTree(o.Template, data); err != nil {
 		return nil, err
 	}
+	// Temporary tables go to the server's own folder, where no other program's cleanup of /tmp
+	// removes them while a statement uses them.
+	tmp := filepath.Join(o.Dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, err
+	}
 	port, err := FreePort("127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--no-defaults", "--user=" + CurrentUser(), "--datadir=" + data,
+	args := append([]string{"--no-defaults", "--user=" + CurrentUser(), "--datadir=" + data, "--tmpdir=" + tmp,
 		"--socket=" + filepath.Join(o.Dir, "mysqld.sock"), "--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
 		"--log-bin=" + filepath.Join(o.Dir, "binlog"), "--server-id=1", "--max-allowed-packet=64M"}, o.Args...)
