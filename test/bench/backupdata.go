@@ -35,8 +35,12 @@ type backupEnv struct {
 	store    *testservers.ObjectStore
 }
 
-func startBackupEnv(ctx context.Context, versitygw string) (_ *backupEnv, err error) {
-	dir, err := os.MkdirTemp("", "appkeeper-bench-backup-")
+// startBackupEnv starts the servers in a new folder under parent.
+func startBackupEnv(ctx context.Context, parent, versitygw string) (_ *backupEnv, err error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(parent, "bench-backup-")
 	if err != nil {
 		return nil, err
 	}
