@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond Go: a MariaDB server, against which the MySQL probe commands
-# and the backup data path run, and versitygw, an S3 gateway over a folder that the backups are
-# stored in. Does nothing for what is already there.
+# Installs what the tests and the benchmark's backup section need beyond Go: a MariaDB server,
+# against which the MySQL probe commands and the backup data path run, and versitygw, an S3 gateway
+# over a folder that the backups are stored in. Does nothing for what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
