@@ -26,6 +26,12 @@ const (
 	// /docker-entrypoint-initdb.d on its first start. With --unless-initialized DIR it does
 	// nothing when DIR already holds a data directory.
 	CommandFetch = "fetch"
+	// CommandArchive writes a tar of the folder --dir, compressed and optionally encrypted, to
+	// <key>.content.tar.gz, then its manifest <key>.content.json.
+	CommandArchive = "archive"
+	// CommandExtract fills the folder --dir from the archive at the target, checked against its
+	// manifest; with --unless-nonempty it does nothing when the folder holds anything.
+	CommandExtract = "extract"
 	// CommandVerify waits for the server at --host, then compares the row count and checksum of
 	// every table the target's manifest lists with the server's.
 	CommandVerify = "verify"
@@ -58,22 +64,24 @@ const (
 
 // Flag names shared by the subcommands.
 const (
-	FlagS3Endpoint    = "s3-endpoint"
-	FlagS3Bucket      = "s3-bucket"
-	FlagS3Region      = "s3-region"
-	FlagS3PathStyle   = "s3-path-style"
-	FlagS3CAFile      = "s3-ca-file"
-	FlagVolume        = "volume"
-	FlagKey           = "key"
-	FlagHost          = "host"
-	FlagPort          = "port"
-	FlagUser          = "user"
-	FlagPrune         = "prune"
-	FlagOut           = "out"
-	FlagUnlessInit    = "unless-initialized"
-	FlagResult        = "result"
-	FlagWaitTimeout   = "wait-timeout"
-	FlagCompressLevel = "compress-level"
+	FlagS3Endpoint     = "s3-endpoint"
+	FlagS3Bucket       = "s3-bucket"
+	FlagS3Region       = "s3-region"
+	FlagS3PathStyle    = "s3-path-style"
+	FlagS3CAFile       = "s3-ca-file"
+	FlagVolume         = "volume"
+	FlagKey            = "key"
+	FlagHost           = "host"
+	FlagPort           = "port"
+	FlagUser           = "user"
+	FlagPrune          = "prune"
+	FlagOut            = "out"
+	FlagUnlessInit     = "unless-initialized"
+	FlagResult         = "result"
+	FlagWaitTimeout    = "wait-timeout"
+	FlagCompressLevel  = "compress-level"
+	FlagDir            = "dir"
+	FlagUnlessNonEmpty = "unless-nonempty"
 )
 
 // Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key
