@@ -140,6 +140,9 @@ type Result struct {
 	BinlogPosition string `json:"binlogPosition,omitempty"`
 	Databases      int    `json:"databases,omitempty"`
 	Tables         int    `json:"tables,omitempty"`
+	// Files and Bytes count what an archive of a folder holds.
+	Files int   `json:"files,omitempty"`
+	Bytes int64 `json:"bytes,omitempty"`
 	// Pruned are the keys deleted after the dump succeeded.
 	Pruned []string `json:"pruned,omitempty"`
 	// Verified is set by verify (and by fetch when the artifact is corrupt): true when every table
