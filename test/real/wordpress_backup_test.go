@@ -99,7 +99,7 @@ spec:
 		}
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog-mysql"}, &appsv1alpha1.MySQL{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("MySQL blog-mysql still there (%v)", err)
+			return fmt.Errorf("MySQL blog-mysql still there (%w)", err)
 		}
 		return nil
 	})
