@@ -51,6 +51,7 @@
   - memcacheds
   - podsets
   - webservers
+  - wordpressbackups
   - wordpresses
   verbs:
   - get
