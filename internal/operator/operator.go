@@ -215,8 +215,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
 	}
 	if err := (&wordpress.Reconciler{
-		Client:   reconcile.NewClient(mgr, "wordpress"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "wordpress"),
+		Recorder:    mgr.GetEventRecorder(Name),
+		BackupImage: o.BackupImage,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}

@@ -123,6 +123,9 @@ var InvalidSpecs = []InvalidSpec{
 		configRefused},
 	{"wordpress inline mysql unknown deletionPolicy", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"deletionPolicy": "Keep"}}},
 		"spec.database.mysql.deletionPolicy"},
+	{"wordpress restore onto a MySQL it does not run", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}},
+		"restore": map[string]any{"backupName": "monday"}}, "spec.restore needs the site's own MySQL (spec.database.mysql)"},
+	{"wordpress restore without a restore point", "WordPress", map[string]any{"restore": map[string]any{"backupName": ""}}, "spec.restore.backupName"},
 }
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with

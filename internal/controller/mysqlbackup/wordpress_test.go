@@ -59,8 +59,8 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	if db.Spec.MySQLName != "blog-mysql" || db.Spec.Storage == nil {
 		t.Errorf("database backup spec = %+v", db.Spec)
 	}
-	finishJob(t, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
-	finishJob(t, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
+	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
 
 	got := &appsv1alpha1.WordPressBackup{}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
@@ -92,7 +92,7 @@ func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {
 	if err := k8s.Create(ctx, point); err != nil {
 		t.Fatal(err)
 	}
-	finishJob(t, waitJob(t, ns, "broken-content"), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "broken-content"), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
 	got := &appsv1alpha1.WordPressBackup{}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {

@@ -73,11 +73,16 @@ func RestoreContentJob(wp *appsv1alpha1.WordPress, loc appsv1alpha1.BackupLocati
 			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
 				corev1ac.VolumeMount().WithName(contentVolume).WithMountPath(contentPath),
 			}, access.Mounts...)...))
-	labels := common.Labels(map[string]string{
+	return job(wp, appsv1alpha1.GroupVersion.WithKind("WordPress"), RestoreContentJobLabels(wp), wp.RestoreJobName(), dumpBackoffLimit, pod)
+}
+
+// RestoreContentJobLabels are the labels of a WordPress's restore Job and its pod. Their name label
+// is not the site's, so the site never counts the Job's pod as one of its own.
+func RestoreContentJobLabels(wp *appsv1alpha1.WordPress) map[string]string {
+	return common.Labels(map[string]string{
 		appsv1alpha1.LabelName:     appsv1alpha1.WordPressAppName + "-restore",
 		appsv1alpha1.LabelInstance: wp.Name,
 	}, appsv1alpha1.ManagedByValue)
-	return job(wp, appsv1alpha1.GroupVersion.WithKind("WordPress"), labels, wp.RestoreJobName(), dumpBackoffLimit, pod)
 }
 
 // contentPod runs as www-data with the site's volume, where the site's pods may run.
