@@ -164,10 +164,14 @@ func TestSiteStartsFromARestorePoint(t *testing.T) {
 
 	testutil.FinishJob(t, k8s, job, backupresources.ExtractContainer, backup.Result{Key: "prod/" + ns + "/old/monday"}, true)
 	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
-	got = get(t, ns, "blog", &appsv1alpha1.WordPress{})
-	if r := got.Status.Restore; r == nil || r.CompletionTime == nil || r.Source != "WordPressBackup monday" {
-		t.Errorf("status.restore = %+v, want WordPressBackup monday, complete", r)
-	}
+	// The status is written at the end of the pass that created the Deployment.
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		got = get(t, ns, "blog", &appsv1alpha1.WordPress{})
+		if r := got.Status.Restore; r == nil || r.CompletionTime == nil || r.Source != "WordPressBackup monday" {
+			return fmt.Errorf("status.restore = %+v, want WordPressBackup monday, complete", r)
+		}
+		return nil
+	})
 	wantWordPressEvent(t, ns, "Normal", appsv1alpha1.ReasonRestored, "WordPressBackup monday")
 
 	// The restore is over for good: its Job, gone, is not made again.
