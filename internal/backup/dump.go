@@ -80,16 +80,8 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 }
 
 func (o *DumpOptions) validate() error {
-	if err := ValidateKey(o.Target.Key); err != nil {
-		return fmt.Errorf("--%s: %w", FlagKey, err)
-	}
-	for _, key := range o.Prune {
-		if err := ValidateKey(key); err != nil {
-			return fmt.Errorf("--%s: %w", FlagPrune, err)
-		}
-	}
-	if o.CompressLevel < 0 || o.CompressLevel > 9 {
-		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, o.CompressLevel)
+	if err := validateWrite(o.Target.Key, o.Prune, o.CompressLevel); err != nil {
+		return err
 	}
 	if o.Connection.Host == "" || o.Connection.User == "" {
 		return fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
@@ -102,6 +94,23 @@ func (o *DumpOptions) validate() error {
 	}
 	if o.DumpStartTimeout == 0 {
 		o.DumpStartTimeout = DefaultDumpStartTimeout
+	}
+	return nil
+}
+
+// validateWrite checks the flags of a subcommand that writes a backup: its key, the keys it
+// prunes and the compression level.
+func validateWrite(key string, prune []string, level int) error {
+	if err := ValidateKey(key); err != nil {
+		return fmt.Errorf("--%s: %w", FlagKey, err)
+	}
+	for _, key := range prune {
+		if err := ValidateKey(key); err != nil {
+			return fmt.Errorf("--%s: %w", FlagPrune, err)
+		}
+	}
+	if level < 0 || level > 9 {
+		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, level)
 	}
 	return nil
 }
