@@ -98,3 +98,53 @@ func getJSON(ctx context.Context, store Storage, key, object string, v any) erro
 	}
 	return nil
 }
+
+// ContentManifestFormatVersion is the version of a content manifest's format; extract refuses a
+// manifest it does not know.
+const ContentManifestFormatVersion = 1
+
+// ContentManifest describes a complete content backup, a folder's archive. It is written after
+// the artifact, so that its presence means the artifact is whole.
+type ContentManifest struct {
+	FormatVersion int    `json:"formatVersion"`
+	Key           string `json:"key"`
+	Artifact      string `json:"artifact"`
+	Size          int64  `json:"size"`
+	SHA256        string `json:"sha256"`
+	Encrypted     bool   `json:"encrypted"`
+	// Format of the artifact: "tar", compressed with Compression, "gzip".
+	Format      string `json:"format"`
+	Compression string `json:"compression"`
+	// Files is the number of regular files archived; Bytes is their total size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Created is when the archive began: the folder is read as it is while it is walked.
+	Created time.Time `json:"created"`
+}
+
+func (m *ContentManifest) result() Result {
+	return Result{
+		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
+		Files: m.Files, Bytes: m.Bytes,
+	}
+}
+
+func (m *ContentManifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
+
+// readContentManifest reads the manifest of the content backup at key.
+func readContentManifest(ctx context.Context, store Storage, key string) (*ContentManifest, error) {
+	var m ContentManifest
+	if err := getJSON(ctx, store, key, ContentManifestKey(key), &m); err != nil {
+		return nil, err
+	}
+	if m.FormatVersion != ContentManifestFormatVersion {
+		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
+			ContentManifestKey(key), m.FormatVersion, ContentManifestFormatVersion)
+	}
+	return &m, nil
+}
+
+// contentObjects are the objects of the content backup at key, its manifest first.
+func contentObjects(key string) []string {
+	return []string{ContentManifestKey(key), ContentArtifactKey(key, false), ContentArtifactKey(key, true)}
+}
