@@ -27,9 +27,6 @@ const (
 	// /docker-entrypoint-initdb.d on its first start. With --unless-initialized DIR it does
 	// nothing when DIR already holds a data directory.
 	CommandFetch = "fetch"
-	// CommandVerify waits for the server at --host, then compares the row count and checksum of
-	// every table the target's manifest lists with the server's.
-	CommandVerify = "verify"
 	// CommandArchive writes a tar of the folder --dir to the target as a content backup:
 	// regular files, folders and symlinks with their modes and modification times (to the
 	// second), not their owners, since extract's files belong to the user it runs as. The tar
@@ -43,6 +40,9 @@ const (
 	// so a failure leaves --dir empty. With --unless-nonempty it does nothing when --dir already
 	// holds an entry: the site is restarting, or its volume has data.
 	CommandExtract = "extract"
+	// CommandVerify waits for the server at --host, then compares the row count and checksum of
+	// every table the target's manifest lists with the server's.
+	CommandVerify = "verify"
 )
 
 // Environment variables the subcommands read secrets from; the Jobs set them only from Secrets,
@@ -82,23 +82,22 @@ const (
 
 // Flag names shared by the subcommands.
 const (
-	FlagS3Endpoint    = "s3-endpoint"
-	FlagS3Bucket      = "s3-bucket"
-	FlagS3Region      = "s3-region"
-	FlagS3PathStyle   = "s3-path-style"
-	FlagS3CAFile      = "s3-ca-file"
-	FlagVolume        = "volume"
-	FlagKey           = "key"
-	FlagHost          = "host"
-	FlagPort          = "port"
-	FlagUser          = "user"
-	FlagPrune         = "prune"
-	FlagOut           = "out"
-	FlagUnlessInit    = "unless-initialized"
-	FlagResult        = "result"
-	FlagWaitTimeout   = "wait-timeout"
-	FlagCompressLevel = "compress-level"
-	// FlagDir is the folder archive reads and extract fills.
+	FlagS3Endpoint     = "s3-endpoint"
+	FlagS3Bucket       = "s3-bucket"
+	FlagS3Region       = "s3-region"
+	FlagS3PathStyle    = "s3-path-style"
+	FlagS3CAFile       = "s3-ca-file"
+	FlagVolume         = "volume"
+	FlagKey            = "key"
+	FlagHost           = "host"
+	FlagPort           = "port"
+	FlagUser           = "user"
+	FlagPrune          = "prune"
+	FlagOut            = "out"
+	FlagUnlessInit     = "unless-initialized"
+	FlagResult         = "result"
+	FlagWaitTimeout    = "wait-timeout"
+	FlagCompressLevel  = "compress-level"
 	FlagDir            = "dir"
 	FlagUnlessNonEmpty = "unless-nonempty"
 )

@@ -61,6 +61,7 @@ var InvalidUpdates = []Update{
 		"spec.database.mysql.storage is immutable"},
 	{"mysql restore added", "MySQL", map[string]any{}, map[string]any{"restore": map[string]any{"backupName": "b"}}, "spec.restore is immutable"},
 	{"mysql restore removed", "MySQL", map[string]any{"restore": map[string]any{"backupName": "b"}}, map[string]any{"restore": nil}, "spec.restore is immutable"},
+	{"wordpressbackup spec changed", "WordPressBackup", map[string]any{"wordpressName": "blog"}, map[string]any{"wordpressName": "other"}, "spec is immutable"},
 	{"mysqlbackup spec changed", "MySQLBackup", map[string]any{"mysqlName": "db"}, map[string]any{"mysqlName": "other"}, "spec is immutable"},
 	{"podset template changed to pods that exit", "PodSet", podSetSpec(nil),
 		map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never"}}}, "spec.template.spec.restartPolicy must be Always"},

@@ -259,6 +259,8 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 
 func TestInvalidBackupsAreRejected(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQLBackup")
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQLBackup")
+	for _, kind := range []string{"MySQLBackup", "WordPressBackup"} {
+		testutil.RequireInvalidSpecsRejected(t, k8s, ns, kind)
+		testutil.RequireInvalidUpdatesRejected(t, k8s, ns, kind)
+	}
 }
