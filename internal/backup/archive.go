@@ -108,9 +108,18 @@ func (o *ArchiveOptions) archive(ctx context.Context, store Storage, root *os.Ro
 func openFolder(dir string) (*os.Root, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open --%s %s: %w", FlagDir, dir, describeFileError(err))
+		return nil, fmt.Errorf("cannot open --%s %s: %w", FlagDir, dir, describeReadError(err))
 	}
 	return root, nil
+}
+
+// describeReadError is describeFileError for a file that is read: a refusal is the Job's user's,
+// which the folder's owner did not let read it.
+func describeReadError(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("permission denied: the Job's user cannot read it (%w)", err)
+	}
+	return describeFileError(err)
 }
 
 // treeCounts are the regular files archived and their total size.
@@ -138,7 +147,7 @@ func writeTree(w io.Writer, root *os.Root, listing fs.FS, dir string) (treeCount
 		case err != nil && name != "." && errors.Is(err, fs.ErrNotExist):
 			return nil // a folder removed while it was walked: its entry is already written
 		case err != nil:
-			return fmt.Errorf("cannot read %s in %s: %w", name, dir, describeFileError(err))
+			return fmt.Errorf("cannot read %s in %s: %w", name, dir, describeReadError(err))
 		case name == ".":
 			return nil // the folder itself is the volume's mount: its mode is not content
 		case path.Dir(name) == "." && reservedName(name):
@@ -152,7 +161,7 @@ func writeTree(w io.Writer, root *os.Root, listing fs.FS, dir string) (treeCount
 			return nil // removed since the folder was listed: a live site's file
 		}
 		if err != nil {
-			return fmt.Errorf("cannot archive %s in %s: %w", name, dir, describeFileError(err))
+			return fmt.Errorf("cannot archive %s in %s: %w", name, dir, describeReadError(err))
 		}
 		return nil
 	})

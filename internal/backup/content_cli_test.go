@@ -12,7 +12,7 @@ import (
 
 // commandLine runs archive and extract with the flags and environment a Job gives them.
 func (env *contentEnv) commandLine(t *testing.T) {
-	target := Target{Volume: t.TempDir(), Key: "cli/site/1"}
+	target := Target{Volume: tempDir(t), Key: "cli/site/1"}
 	job := cli{t, map[string]string{EnvEncryptionKey: "cli passphrase"}}
 	archive := append(append([]string{CommandArchive, "--dir=" + env.site, "--result="}, target.Args()...),
 		PruneArgs([]string{"cli/site/0"})...)
@@ -26,7 +26,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 		t.Errorf("the result does not name files and bytes: %s", stdout)
 	}
 
-	out := t.TempDir()
+	out := tempDir(t)
 	extract := append([]string{CommandExtract, "--dir=" + out, "--unless-nonempty", "--result="}, target.Args()...)
 	if code, stdout, res := job.run(extract...); code != ExitOK || res.Files != files {
 		t.Fatalf("extract exited %d with %s", code, stdout)
@@ -44,7 +44,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 	}
 
 	flipByte(t, filepath.Join(target.Volume, "cli/site/1.content.tar.gz.age"))
-	empty := t.TempDir()
+	empty := tempDir(t)
 	extract[1] = "--dir=" + empty
 	code, stdout, res = job.run(extract...)
 	if code != ExitFailed || res.Verified == nil || *res.Verified || !strings.Contains(res.Error, "is corrupt") {

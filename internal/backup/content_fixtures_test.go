@@ -67,7 +67,7 @@ func siteFiles() []siteFile {
 // times in the past, each folder's after what it holds.
 func makeSite(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := tempDir(t)
 	files := siteFiles()
 	for _, f := range files {
 		p := filepath.Join(dir, f.name)
@@ -99,12 +99,19 @@ func makeSite(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { makeWritable(dir) })
 	return dir
 }
 
-// makeWritable lets t.TempDir's cleanup remove read-only folders when the tests do not run as
-// root.
+// tempDir is t.TempDir, which can be removed when it holds read-only folders and the tests do
+// not run as root, as the Jobs do not.
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() { makeWritable(dir) }) // runs before t.TempDir's own cleanup
+	return dir
+}
+
+// makeWritable makes the folders in dir writable.
 func makeWritable(dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {

@@ -22,7 +22,7 @@ func (env *contentEnv) unlessNonEmpty(t *testing.T) {
 	target, creds := env.s3.target("sites/blog/wp/nonempty"), env.s3.credentials()
 	env.archive(t, ArchiveOptions{Target: target, Credentials: creds})
 
-	site := t.TempDir()
+	site := tempDir(t)
 	if err := os.WriteFile(filepath.Join(site, "index.php"), []byte("<?php"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func (env *contentEnv) unlessNonEmpty(t *testing.T) {
 	}
 	requireSameTree(t, readTree(t, site), before)
 
-	fresh := t.TempDir()
+	fresh := tempDir(t)
 	if err := os.Mkdir(filepath.Join(fresh, "lost+found"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func (env *contentEnv) interrupted(t *testing.T) {
 	target, creds := env.s3.target("sites/blog/wp/interrupted"), env.s3.credentials()
 	env.archive(t, ArchiveOptions{Target: target, Credentials: creds})
 
-	site := t.TempDir()
+	site := tempDir(t)
 	partial := filepath.Join(site, extractPrefix+"-KILLED", "uploads")
 	if err := os.MkdirAll(partial, 0o700); err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func (env *contentEnv) interrupted(t *testing.T) {
 // half still in the verified folder, as an extraction killed while it moved them leaves them.
 func (env *contentEnv) interruptedWhileMoving(t *testing.T, site string) {
 	ctx := context.Background()
-	moving := t.TempDir()
+	moving := tempDir(t)
 	if err := os.Mkdir(filepath.Join(moving, extractedName), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,9 @@ func (env *contentEnv) interruptedWhileMoving(t *testing.T, site string) {
 		if i%2 == 1 {
 			to = filepath.Join(moving, extractedName, entry.Name())
 		}
-		if err := os.Rename(filepath.Join(site, entry.Name()), to); err != nil {
-			t.Fatal(err)
-		}
+		renameEntry(t, filepath.Join(site, entry.Name()), to)
 	}
-	nowhere := Target{Volume: t.TempDir(), Key: "no/backup/here"}
+	nowhere := Target{Volume: tempDir(t), Key: "no/backup/here"}
 	// Something else wrote into the folder meanwhile: nothing of it is replaced.
 	clash := filepath.Join(moving, entries[1].Name())
 	if err := os.WriteFile(clash, []byte("not the backup's"), 0o644); err != nil {
@@ -134,7 +132,7 @@ func (env *contentEnv) notContent(t *testing.T) {
 	if files, _ := siteCounts(); res.Files != files {
 		t.Errorf("archived %d files, want %d", res.Files, files)
 	}
-	out := t.TempDir()
+	out := tempDir(t)
 	if _, err := Extract(context.Background(), ExtractOptions{Target: target, Credentials: creds, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +179,7 @@ func (env *contentEnv) changing(t *testing.T) {
 	if files, size := siteCounts(); res.Files != files || res.Bytes != size {
 		t.Errorf("archive result = %+v, want %d files of %d bytes", res, files, size)
 	}
-	out := t.TempDir()
+	out := tempDir(t)
 	if _, err := Extract(ctx, ExtractOptions{Target: env.s3.target("live/ghosts"), Credentials: creds, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +195,7 @@ func (env *contentEnv) changing(t *testing.T) {
 			t.Errorf("archive of a changing folder = %v", err)
 			continue
 		}
-		if _, err := Extract(ctx, ExtractOptions{Target: env.s3.target(res.Key), Credentials: creds, Dir: t.TempDir()}); err != nil {
+		if _, err := Extract(ctx, ExtractOptions{Target: env.s3.target(res.Key), Credentials: creds, Dir: tempDir(t)}); err != nil {
 			t.Errorf("extract of a changing folder's archive = %v", err)
 		}
 	}
@@ -225,7 +223,7 @@ func churn(dir string, stop <-chan struct{}) {
 func (env *contentEnv) failure(t *testing.T) {
 	ctx := context.Background()
 	creds := env.s3.credentials()
-	volume := t.TempDir()
+	volume := tempDir(t)
 	broken := changingListing{ReadDirFS: os.DirFS(env.site).(fs.ReadDirFS),
 		ghosts: map[string][]fs.DirEntry{"uploads": {ghost{name: "zz", dir: true}}}, broken: "uploads/zz"}
 	for _, target := range []Target{env.s3.target("fail/site"), {Volume: volume, Key: "fail/site"}} {
@@ -238,10 +236,45 @@ func (env *contentEnv) failure(t *testing.T) {
 	requireNoObjects(t, env.s3, "fail/")
 	requireNoFiles(t, volume)
 
-	missing := filepath.Join(t.TempDir(), "missing")
+	// Root reads every file; the Jobs run as the site's user.
+	if os.Geteuid() != 0 {
+		site := makeSite(t)
+		if err := os.Chmod(filepath.Join(site, "themes/twentyfour/config.php"), 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Archive(ctx, ArchiveOptions{Target: env.s3.target("fail/unreadable"), Credentials: creds, Dir: site})
+		if err == nil || !strings.Contains(err.Error(), "config.php in "+site+": permission denied: the Job's user cannot read it") {
+			t.Errorf("archive of a file the user cannot read = %v", err)
+		}
+	}
+
+	missing := filepath.Join(tempDir(t), "missing")
 	_, err := Archive(ctx, ArchiveOptions{Target: env.s3.target("fail/missing"), Credentials: creds, Dir: missing})
 	if err == nil || !strings.Contains(err.Error(), "cannot open --dir "+missing) {
 		t.Errorf("archive of a missing folder = %v", err)
 	}
 	requireNoObjects(t, env.s3, "fail/")
+}
+
+// renameEntry moves an entry to another folder; one read-only folder is made writable for the
+// move, which Linux asks of a folder moved to another parent.
+func renameEntry(t *testing.T, from, to string) {
+	t.Helper()
+	info, err := os.Lstat(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.IsDir() {
+		if err := os.Chmod(from, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := os.Chmod(to, info.Mode().Perm()); err != nil {
+				t.Fatal(err)
+			}
+		}()
+	}
+	if err := os.Rename(from, to); err != nil {
+		t.Fatal(err)
+	}
 }

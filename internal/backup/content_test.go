@@ -27,7 +27,7 @@ func TestContent(t *testing.T) {
 		env.roundTrip(t, env.s3.target("sites/blog/wp/1"), env.s3.credentials())
 	})
 	t.Run("to a volume and back", func(t *testing.T) {
-		volume := t.TempDir()
+		volume := tempDir(t)
 		env.roundTrip(t, Target{Volume: volume, Key: "sites/blog/wp/1"}, Credentials{})
 		entries, _ := filepath.Glob(filepath.Join(volume, "sites/blog/wp/*"))
 		want := []string{"1.content.json", "1.content.tar.gz"}
@@ -89,7 +89,7 @@ func (env *contentEnv) roundTrip(t *testing.T, target Target, creds Credentials)
 	if got := m.result(); got.Files != res.Files || got.Bytes != res.Bytes || got.SHA256 != res.SHA256 || got.Size != res.Size {
 		t.Errorf("the manifest says %+v, the archive reported %+v", got, res)
 	}
-	out := t.TempDir()
+	out := tempDir(t)
 	got, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: out})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func (env *contentEnv) encrypted(t *testing.T) {
 		{"", EnvEncryptionKey, false},
 		{"wrong passphrase", "does not decrypt with the passphrase", true},
 	} {
-		out := t.TempDir()
+		out := tempDir(t)
 		res, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, EncryptionKey: tt.key, Dir: out})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), passphrase) ||
 			errors.Is(err, ErrCorrupt) != tt.corrupt {
@@ -136,7 +136,7 @@ func (env *contentEnv) encrypted(t *testing.T) {
 		requireEmpty(t, out)
 	}
 
-	out := t.TempDir()
+	out := tempDir(t)
 	if _, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, EncryptionKey: passphrase, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func (env *contentEnv) encrypted(t *testing.T) {
 // data is only told by the checksum, once that file is already extracted.
 func (env *contentEnv) corrupt(t *testing.T) {
 	ctx := context.Background()
-	volume := t.TempDir()
+	volume := tempDir(t)
 	inBucket := func(a string) string { return filepath.Join(env.s3.dir, env.s3.bucket, a) }
 	inVolume := func(a string) string { return filepath.Join(volume, a) }
 	for _, tt := range []struct {
@@ -167,7 +167,7 @@ func (env *contentEnv) corrupt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := env.archive(t, ArchiveOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase})
 			tt.damage(t, tt.file(res.Artifact))
-			out := t.TempDir()
+			out := tempDir(t)
 			res, err := Extract(ctx, ExtractOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase, Dir: out})
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is corrupt") {
 				t.Errorf("extract of a corrupt archive = %v, want it called corrupt", err)
@@ -192,7 +192,7 @@ func (env *contentEnv) escapes(t *testing.T) {
 	}
 	for _, tt := range escapingArchives() {
 		t.Run(tt.name, func(t *testing.T) {
-			parent := t.TempDir()
+			parent := tempDir(t)
 			site, outside := filepath.Join(parent, "site"), filepath.Join(parent, "outside")
 			for _, d := range []string{site, outside} {
 				if err := os.Mkdir(d, 0o755); err != nil {
