@@ -228,9 +228,6 @@ func (s *s3Server) credentials() Credentials {
 	return Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
 }
 
-// objects lists every object of the bucket.
-func (s *s3Server) objects(t *testing.T) []string { return s.Objects(t) }
-
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -246,24 +243,6 @@ func currentUser() string {
 		return u.Username
 	}
 	return "root"
-}
-
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's folder")
-		}
-		dir = parent
-	}
 }
 
 // copyTree copies the files and folders of src to dst.

@@ -64,7 +64,7 @@ func ValidateKey(key string) error {
 	}
 	for _, part := range strings.Split(key, "/") {
 		if part == ".." {
-			return fmt.Errorf("the key %q holds ..", key)
+			return fmt.Errorf("the key %q climbs out with a .. part", key)
 		}
 	}
 	if path.Clean(key) != key {

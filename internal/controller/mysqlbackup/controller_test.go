@@ -175,7 +175,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 		for _, name := range []string{"old-1", "old-2"} {
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1alpha1.MySQLBackup{})
 			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("pruned backup %s still exists (%v)", name, err)
+				return fmt.Errorf("pruned backup %s still exists (%w)", name, err)
 			}
 		}
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-3"}, &appsv1alpha1.MySQLBackup{})
