@@ -2,11 +2,14 @@ package mysqlbackup_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,6 +76,14 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 		got.Status.Content.Files != 12 || got.Status.Content.SHA256 != "cd34" || got.Status.Content.Location.Key != "prod/"+ns+"/blog/launch" {
 		t.Errorf("status = %+v", got.Status)
 	}
+	// Its pod, even completed, would keep the site's volume from being deleted.
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(content), &batchv1.Job{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the finished archive Job is still there (%w)", err)
+		}
+		return nil
+	})
 }
 
 func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {

@@ -43,7 +43,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// delete: a finished archive Job goes, as its pod holds the site's volume.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -53,8 +54,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !b.DeletionTimestamp.IsZero() || b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed {
+	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
+	}
+	if b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed {
+		return ctrl.Result{}, r.deleteArchiveJob(ctx, b)
 	}
 	original := b.DeepCopy()
 	defer func() {
@@ -62,6 +66,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.recordTransition(ctx, original, b)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.WordPressBackup) any { return b.Status }))
+		// Only once the outcome is recorded may the Job it was read from go.
+		if err == nil && (b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed) {
+			err = r.deleteArchiveJob(ctx, b)
+		}
 	}()
 	if b.Status.Content == nil {
 		return ctrl.Result{}, r.start(ctx, b)
@@ -172,6 +180,23 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 	b.Status.CompletionTime = ptr.To(metav1.Now())
 	setComplete(b, metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded,
 		fmt.Sprintf("database in MySQLBackup %s (%d tables); wp-content: %d files, %d bytes", db.Name, db.Status.Tables, res.Files, res.Bytes))
+	return nil
+}
+
+// deleteArchiveJob deletes the finished archive Job and its pod once the outcome is recorded: a
+// pod, even completed, that names the site's volume keeps the volume from being deleted.
+func (r *Reconciler) deleteArchiveJob(ctx context.Context, b *appsv1alpha1.WordPressBackup) error {
+	job := &batchv1.Job{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.ContentJobName()}, job); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !job.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete the finished Job %s/%s: %w", b.Namespace, job.Name, err)
+	}
+	log.FromContext(ctx).Info("deleted the finished archive Job, which held the site's volume", "job", job.Name)
 	return nil
 }
 

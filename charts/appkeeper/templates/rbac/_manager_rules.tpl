@@ -120,6 +120,7 @@
   - jobs
   verbs:
   - create
+  - delete
   - get
   - list
   - patch
