@@ -60,8 +60,8 @@ test: build build-installer test-parts test-deps vet ## Everything CI runs: unit
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
 .PHONY: test-parts
-test-parts: node-deps ## The control plane, the real node and its images; the images' downloads overlap the compiles.
-	$(MAKE) --no-print-directory -j3 controlplane node images
+test-parts: node-deps ## The control plane, the real node, its images and the test servers; downloads overlap compiles.
+	$(MAKE) --no-print-directory -j3 controlplane node images test-deps
 
 .PHONY: test-real
 test-real: build controlplane node-deps node images ## End-to-end scenarios on a real node (root): real containers for every kind.

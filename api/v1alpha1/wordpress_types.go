@@ -83,6 +83,8 @@ type WordPressStorage struct {
 // WordPressSpec is the WordPress site a user asks for.
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas <= 1 || self.storage.accessModes.exists(m, m == 'ReadWriteMany')",message="spec.storage.accessModes must include ReadWriteMany when spec.replicas is above 1: every replica mounts wp-content"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the volume is created once",fieldPath=".storage"
+// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the site is restored once, before it first starts",fieldPath=".restore"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || !has(self.database.mysqlRef)",message="spec.restore needs the site's own MySQL (spec.database.mysql): that MySQL loads the restore point's database",fieldPath=".restore"
 type WordPressSpec struct {
 	// Image is the WordPress image.
 	// +kubebuilder:default="wordpress:6.8.3-php8.3-apache"
@@ -123,6 +125,12 @@ type WordPressSpec struct {
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Restore starts the site from a restore point (a WordPressBackup): its own MySQL loads the
+	// database, and wp-content is filled before the first pod starts. It cannot be set, changed or
+	// removed afterwards.
+	// +optional
+	Restore *WordPressRestore `json:"restore,omitempty"`
 }
 
 // WordPressStatus is what the operator observed of the site.
@@ -150,6 +158,10 @@ type WordPressStatus struct {
 	// Image is the image every pod runs, once a rollout to it has completed.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// Restore says what the site was restored from.
+	// +optional
+	Restore *MySQLRestoreStatus `json:"restore,omitempty"`
 
 	// Conditions are Available, Progressing, Degraded and DatabaseReady.
 	// +listType=map

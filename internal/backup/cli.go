@@ -23,24 +23,15 @@ type Env func(name string) string
 // code. Secrets come from env, never from flags, so that they stay out of the pod's spec.
 func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "Usage: appkeeper backup %s|%s|%s|%s [flags]\n", CommandInstall, CommandDump, CommandFetch, CommandVerify)
+		fmt.Fprintf(stderr, "Usage: appkeeper backup %s [flags]\n",
+			strings.Join([]string{CommandInstall, CommandDump, CommandFetch, CommandVerify, CommandArchive, CommandExtract}, "|"))
 		return ExitUsage
 	}
 	command := args[0]
 	fs := flag.NewFlagSet("appkeeper backup "+command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var run func() (Result, error)
-	switch command {
-	case CommandInstall:
-		fs.Usage = func() { fmt.Fprintf(stderr, "Usage: appkeeper backup %s DEST\n", CommandInstall) }
-		run = func() (Result, error) { return Result{}, installArgs(fs.Args()) }
-	case CommandDump:
-		run = dumpCommand(ctx, fs, env)
-	case CommandFetch:
-		run = fetchCommand(ctx, fs, env)
-	case CommandVerify:
-		run = verifyCommand(ctx, fs, env)
-	default:
+	run := bindCommand(ctx, command, fs, env, stderr)
+	if run == nil {
 		fmt.Fprintf(stderr, "appkeeper backup: unknown command %q\n", command)
 		return ExitUsage
 	}
@@ -79,6 +70,27 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// bindCommand defines the flags of command on fs and returns what runs it once they are parsed;
+// nil for an unknown command.
+func bindCommand(ctx context.Context, command string, fs *flag.FlagSet, env Env, stderr io.Writer) func() (Result, error) {
+	switch command {
+	case CommandInstall:
+		fs.Usage = func() { fmt.Fprintf(stderr, "Usage: appkeeper backup %s DEST\n", CommandInstall) }
+		return func() (Result, error) { return Result{}, installArgs(fs.Args()) }
+	case CommandDump:
+		return dumpCommand(ctx, fs, env)
+	case CommandFetch:
+		return fetchCommand(ctx, fs, env)
+	case CommandVerify:
+		return verifyCommand(ctx, fs, env)
+	case CommandArchive:
+		return archiveCommand(ctx, fs, env)
+	case CommandExtract:
+		return extractCommand(ctx, fs, env)
+	}
+	return nil
 }
 
 // usageError is a mistake in the command line rather than a failure.
@@ -134,6 +146,38 @@ func verifyCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resul
 		}
 		o.Credentials, o.Connection.Password = credentialsFrom(env), env(EnvMySQLPassword)
 		return Verify(ctx, o)
+	}
+}
+
+func archiveCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := ArchiveOptions{}
+	bindTarget(fs, &o.Target)
+	fs.StringVar(&o.Dir, FlagDir, "", "folder to archive")
+	fs.Func(FlagPrune, "key of a content backup to delete once this one is complete (repeatable)", func(key string) error {
+		o.Prune = append(o.Prune, key)
+		return nil
+	})
+	fs.IntVar(&o.CompressLevel, FlagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
+		return Archive(ctx, o)
+	}
+}
+
+func extractCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := ExtractOptions{}
+	bindTarget(fs, &o.Target)
+	fs.StringVar(&o.Dir, FlagDir, "", "empty folder the archive is extracted into")
+	fs.BoolVar(&o.UnlessNonEmpty, FlagUnlessNonEmpty, false, "extract nothing when the folder already holds an entry")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
+		return Extract(ctx, o)
 	}
 }
 

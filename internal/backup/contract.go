@@ -2,7 +2,8 @@
 // operator's Jobs run. They dump a server with its own mysqldump, compress, optionally encrypt and
 // checksum the dump, write it and a manifest of every table's row count and checksum to object
 // storage or a volume, fetch it back for a restore, verify a restored server against the manifest,
-// and delete what retention prunes.
+// and delete what retention prunes. They do the same for a folder, such as a WordPress site's
+// wp-content, which with the site's database dump makes its restore point.
 //
 // This file is the contract between the operator, which builds the Jobs, and the subcommands:
 // their names, flags, environment and the result they report.
@@ -26,6 +27,19 @@ const (
 	// /docker-entrypoint-initdb.d on its first start. With --unless-initialized DIR it does
 	// nothing when DIR already holds a data directory.
 	CommandFetch = "fetch"
+	// CommandArchive writes a tar of the folder --dir to the target as a content backup:
+	// regular files, folders and symlinks with their modes and modification times (to the
+	// second), not their owners, since extract's files belong to the user it runs as. The tar
+	// is compressed and, when EnvEncryptionKey is set, encrypted; its manifest is written last.
+	// Then it deletes the content backups of the keys given by --prune. The folder may change
+	// while it is read (a live site): a file that vanishes is left out.
+	CommandArchive = "archive"
+	// CommandExtract checks the target's content backup against its manifest, decrypts it and
+	// extracts it into the empty folder --dir. The entries are written into a temporary folder
+	// inside --dir and moved into place only once the whole archive is extracted and verified,
+	// so a failure leaves --dir empty. With --unless-nonempty it does nothing when --dir already
+	// holds an entry: the site is restarting, or its volume has data.
+	CommandExtract = "extract"
 	// CommandVerify waits for the server at --host, then compares the row count and checksum of
 	// every table the target's manifest lists with the server's.
 	CommandVerify = "verify"
@@ -56,24 +70,36 @@ const (
 	ManifestExtension          = ".json"
 )
 
+// File name extensions of a content backup, a folder's archive: the artifact is
+// <key>.content.tar.gz, or <key>.content.tar.gz.age when encrypted; the manifest
+// <key>.content.json is written last. A site's restore point is its database backup and its
+// content backup, which may share a key.
+const (
+	ContentArtifactExtension          = ".content.tar.gz"
+	EncryptedContentArtifactExtension = ".content.tar.gz.age"
+	ContentManifestExtension          = ".content.json"
+)
+
 // Flag names shared by the subcommands.
 const (
-	FlagS3Endpoint    = "s3-endpoint"
-	FlagS3Bucket      = "s3-bucket"
-	FlagS3Region      = "s3-region"
-	FlagS3PathStyle   = "s3-path-style"
-	FlagS3CAFile      = "s3-ca-file"
-	FlagVolume        = "volume"
-	FlagKey           = "key"
-	FlagHost          = "host"
-	FlagPort          = "port"
-	FlagUser          = "user"
-	FlagPrune         = "prune"
-	FlagOut           = "out"
-	FlagUnlessInit    = "unless-initialized"
-	FlagResult        = "result"
-	FlagWaitTimeout   = "wait-timeout"
-	FlagCompressLevel = "compress-level"
+	FlagS3Endpoint     = "s3-endpoint"
+	FlagS3Bucket       = "s3-bucket"
+	FlagS3Region       = "s3-region"
+	FlagS3PathStyle    = "s3-path-style"
+	FlagS3CAFile       = "s3-ca-file"
+	FlagVolume         = "volume"
+	FlagKey            = "key"
+	FlagHost           = "host"
+	FlagPort           = "port"
+	FlagUser           = "user"
+	FlagPrune          = "prune"
+	FlagOut            = "out"
+	FlagUnlessInit     = "unless-initialized"
+	FlagResult         = "result"
+	FlagWaitTimeout    = "wait-timeout"
+	FlagCompressLevel  = "compress-level"
+	FlagDir            = "dir"
+	FlagUnlessNonEmpty = "unless-nonempty"
 )
 
 // Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key
@@ -132,10 +158,13 @@ type Result struct {
 	BinlogPosition string `json:"binlogPosition,omitempty"`
 	Databases      int    `json:"databases,omitempty"`
 	Tables         int    `json:"tables,omitempty"`
+	// Files is the number of regular files of a content backup; Bytes is their total size.
+	Files int   `json:"files,omitempty"`
+	Bytes int64 `json:"bytes,omitempty"`
 	// Pruned are the keys deleted after the dump succeeded.
 	Pruned []string `json:"pruned,omitempty"`
-	// Verified is set by verify (and by fetch when the artifact is corrupt): true when every table
-	// matched, false when the artifact or a table did not.
+	// Verified is set by verify (and by fetch and extract when the artifact is corrupt): true when
+	// every table matched, false when the artifact or a table did not.
 	Verified *bool `json:"verified,omitempty"`
 	// Mismatches describes, for a failed verification, the first tables that differ (bounded).
 	Mismatches []string `json:"mismatches,omitempty"`
@@ -143,7 +172,8 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 }
 
-// PruneArgs are the --prune flags for the keys a dump deletes once it has succeeded.
+// PruneArgs are the --prune flags for the keys a dump or an archive deletes once it has
+// succeeded.
 func PruneArgs(keys []string) []string {
 	args := make([]string, 0, len(keys))
 	for _, key := range keys {
@@ -162,6 +192,19 @@ func ArtifactKey(key string, encrypted bool) string {
 
 // ManifestKey is the key of the manifest of a backup.
 func ManifestKey(key string) string { return strings.TrimSuffix(key, "/") + ManifestExtension }
+
+// ContentArtifactKey is the key of the artifact of a content backup.
+func ContentArtifactKey(key string, encrypted bool) string {
+	if encrypted {
+		return key + EncryptedContentArtifactExtension
+	}
+	return key + ContentArtifactExtension
+}
+
+// ContentManifestKey is the key of the manifest of a content backup.
+func ContentManifestKey(key string) string {
+	return strings.TrimSuffix(key, "/") + ContentManifestExtension
+}
 
 // The account backups connect as. The operator creates it, with a password of its own, each time
 // the server starts (mysqld's init-file), from any host: a backup Job runs in its own pod.

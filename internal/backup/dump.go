@@ -62,22 +62,16 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		return res, err
 	}
 	defer db.Close()
-	// This key's backup is being replaced: from now on no manifest may describe it until the new
-	// one is whole, and a failure must leave nothing behind.
-	if err := deleteBackup(ctx, store, o.Target.Key); err != nil {
-		return res, err
-	}
-	m, err := o.dump(ctx, store, tool, db)
+	var m *Manifest
+	err = replaceBackup(ctx, store, sqlObjects(o.Target.Key), func() (err error) {
+		m, err = o.dump(ctx, store, tool, db)
+		return err
+	})
 	if err != nil {
-		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if cleanupErr := deleteBackup(cleanup, store, o.Target.Key); cleanupErr != nil {
-			err = fmt.Errorf("%w; removing what was written also failed: %w", err, cleanupErr)
-		}
 		return res, err
 	}
 	res = m.result()
-	pruned, err := prune(ctx, store, o.Target.Key, o.Prune)
+	pruned, err := prune(ctx, store, o.Target.Key, o.Prune, sqlObjects)
 	res.Pruned = pruned
 	if err != nil {
 		return res, fmt.Errorf("the backup is complete, but pruning older backups failed: %w", err)
@@ -86,16 +80,8 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 }
 
 func (o *DumpOptions) validate() error {
-	if err := ValidateKey(o.Target.Key); err != nil {
-		return fmt.Errorf("--%s: %w", FlagKey, err)
-	}
-	for _, key := range o.Prune {
-		if err := ValidateKey(key); err != nil {
-			return fmt.Errorf("--%s: %w", FlagPrune, err)
-		}
-	}
-	if o.CompressLevel < 0 || o.CompressLevel > 9 {
-		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, o.CompressLevel)
+	if err := validateWrite(o.Target.Key, o.Prune, o.CompressLevel); err != nil {
+		return err
 	}
 	if o.Connection.Host == "" || o.Connection.User == "" {
 		return fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
@@ -112,6 +98,23 @@ func (o *DumpOptions) validate() error {
 	return nil
 }
 
+// validateWrite checks the flags of a subcommand that writes a backup: its key, the keys it
+// prunes and the compression level.
+func validateWrite(key string, prune []string, level int) error {
+	if err := ValidateKey(key); err != nil {
+		return fmt.Errorf("--%s: %w", FlagKey, err)
+	}
+	for _, key := range prune {
+		if err := ValidateKey(key); err != nil {
+			return fmt.Errorf("--%s: %w", FlagPrune, err)
+		}
+	}
+	if level < 0 || level > 9 {
+		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, level)
+	}
+	return nil
+}
+
 type storeOutcome struct {
 	stored stored
 	err    error
@@ -123,7 +126,7 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 	encrypted := o.EncryptionKey != ""
 	artifact := ArtifactKey(o.Target.Key, encrypted)
 	var outcome chan storeOutcome
-	storeInBackground := func(src dumpSource) {
+	storeInBackground := func(src artifactSource) {
 		outcome = make(chan storeOutcome, 1)
 		go func() {
 			s, err := storeArtifact(ctx, store, artifact, src, o.CompressLevel, o.EncryptionKey)
@@ -164,13 +167,8 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 	if out.err != nil {
 		return nil, out.err
 	}
-	// The manifest vouches for the artifact: check that the store holds all that was sent.
-	size, err := store.Stat(ctx, artifact)
-	if err != nil {
+	if err := checkStored(ctx, store, artifact, out.stored); err != nil {
 		return nil, err
-	}
-	if size != out.stored.size {
-		return nil, fmt.Errorf("the storage holds %d bytes of %s, %d were written", size, artifact, out.stored.size)
 	}
 	m := &Manifest{
 		FormatVersion: ManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
@@ -185,7 +183,7 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 }
 
 // emptyDump is the SQL of a server without a database of its own: a comment.
-func emptyDump() dumpSource {
+func emptyDump() artifactSource {
 	return staticDump{strings.NewReader("-- The server held no database besides its own when it was backed up.\n")}
 }
 
@@ -200,20 +198,4 @@ func snapshotChecksums(ctx context.Context, snap *snapshot) ([]TableChecksum, er
 		return nil, err
 	}
 	return checksumTables(ctx, snap.conn, tables)
-}
-
-// prune deletes the backups of keys, never the one just written, and returns those it deleted
-// (a key that held nothing counts: retention wants it gone, and it is).
-func prune(ctx context.Context, store Storage, current string, keys []string) ([]string, error) {
-	var pruned []string
-	for _, key := range keys {
-		if key == current {
-			continue
-		}
-		if err := deleteBackup(ctx, store, key); err != nil {
-			return pruned, fmt.Errorf("%s: %w", key, err)
-		}
-		pruned = append(pruned, key)
-	}
-	return pruned, nil
 }

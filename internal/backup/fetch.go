@@ -56,7 +56,10 @@ func Fetch(ctx context.Context, o FetchOptions) (Result, error) {
 	res.Key = o.Target.Key
 	// The server's entrypoint reads the file as its own user, not the one that wrote it.
 	err = writeAtomically(o.Out, 0o644, func(w io.Writer) error {
-		return copyArtifact(ctx, store, res.Artifact, m, o.EncryptionKey, w)
+		return readArtifact(ctx, store, res.Artifact, m.stored(), m.Encrypted, o.EncryptionKey, func(r io.Reader) error {
+			_, err := io.Copy(w, r)
+			return err
+		})
 	})
 	if errors.Is(err, ErrCorrupt) {
 		verified := false
@@ -76,10 +79,13 @@ func dataDirInitialized(dir string) (bool, error) {
 	return false, fmt.Errorf("cannot tell whether %s holds a data directory: %w", dir, err)
 }
 
-// copyArtifact streams the artifact to w, decrypted, and checks its size and SHA-256 against
-// the manifest's once it has been read to the end.
-func copyArtifact(ctx context.Context, store Storage, artifact string, m *Manifest, passphrase string, w io.Writer) error {
-	if m.Encrypted && passphrase == "" {
+// readArtifact streams the artifact, decrypted, to consume, and checks its size and SHA-256
+// against want once it has been read to the end. An error of consume that is not a writeError
+// is the artifact's fault (its content cannot be restored): like a checksum that does not match,
+// it is ErrCorrupt.
+func readArtifact(ctx context.Context, store Storage, artifact string, want stored, encrypted bool, passphrase string,
+	consume func(io.Reader) error) error {
+	if encrypted && passphrase == "" {
 		return fmt.Errorf("the backup is encrypted: set %s to its passphrase", EnvEncryptionKey)
 	}
 	// A missing or truncated artifact is told before it is downloaded.
@@ -90,8 +96,8 @@ func copyArtifact(ctx context.Context, store Storage, artifact string, m *Manife
 	if err != nil {
 		return err
 	}
-	if size != m.Size {
-		return fmt.Errorf("%w: %s is corrupt: it has %d bytes, its manifest says %d", ErrCorrupt, artifact, size, m.Size)
+	if size != want.size {
+		return fmt.Errorf("%w: %s is corrupt: it has %d bytes, its manifest says %d", ErrCorrupt, artifact, size, want.size)
 	}
 	r, err := store.Get(ctx, artifact)
 	if err != nil {
@@ -100,29 +106,35 @@ func copyArtifact(ctx context.Context, store Storage, artifact string, m *Manife
 	defer r.Close()
 	source := &recordingReader{r: r}
 	stored := newHashingReader(source)
-	plain, err := decryptingReader(stored, m.Encrypted, passphrase)
-	if err == nil {
-		_, err = io.Copy(w, plain)
+	plain, decryptErr := decryptingReader(stored, encrypted, passphrase)
+	var consumeErr error
+	if decryptErr == nil {
+		decrypted := &recordingReader{r: plain}
+		consumeErr = consume(decrypted)
+		decryptErr = decrypted.err
 	}
 	if source.err != nil {
 		return fmt.Errorf("cannot read %s: %w", artifact, source.err)
 	}
 	var written *writeError
-	if errors.As(err, &written) {
-		return err
+	if errors.As(consumeErr, &written) {
+		return consumeErr
 	}
-	// Read what decryption left, if it failed, so that the checksum tells a corrupt artifact
-	// from a wrong passphrase.
+	// Read what decryption or consume left, if they failed, so that the checksum tells a corrupt
+	// artifact from a wrong passphrase or a bad archive.
 	if _, drainErr := io.Copy(io.Discard, stored); drainErr != nil {
 		return fmt.Errorf("cannot read %s: %w", artifact, drainErr)
 	}
-	if stored.n != m.Size || stored.sum() != m.SHA256 {
+	if stored.n != want.size || stored.sum() != want.sha256 {
 		return fmt.Errorf("%w: %s is corrupt: it has %d bytes with SHA-256 %s, its manifest says %d bytes with SHA-256 %s",
-			ErrCorrupt, artifact, stored.n, stored.sum(), m.Size, m.SHA256)
+			ErrCorrupt, artifact, stored.n, stored.sum(), want.size, want.sha256)
 	}
-	if err != nil {
+	if decryptErr != nil {
 		return fmt.Errorf("%w: %s does not decrypt with the passphrase in %s, which is not the one it was encrypted with: %w",
-			ErrCorrupt, artifact, EnvEncryptionKey, err)
+			ErrCorrupt, artifact, EnvEncryptionKey, decryptErr)
+	}
+	if consumeErr != nil {
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, artifact, consumeErr)
 	}
 	return nil
 }

@@ -45,40 +45,106 @@ func (m *Manifest) result() Result {
 	}
 }
 
+// stored is what the manifest says was stored of the artifact.
+func (m *Manifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
+
 func writeManifest(ctx context.Context, store Storage, m *Manifest) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	return store.Put(ctx, ManifestKey(m.Key), bytes.NewReader(data), int64(len(data)))
+	return putJSON(ctx, store, ManifestKey(m.Key), m)
 }
 
 // readManifest reads the manifest of the backup at key. Its artifact is read at key too, not at
 // the key the manifest was written with, so that a backup copied under another prefix restores.
 func readManifest(ctx context.Context, store Storage, key string) (*Manifest, error) {
-	r, err := store.Get(ctx, ManifestKey(key))
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("there is no complete backup at %s: its manifest %s does not exist", key, ManifestKey(key))
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, maxManifestSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the manifest %s: %w", ManifestKey(key), err)
-	}
-	if len(data) > maxManifestSize {
-		return nil, fmt.Errorf("the manifest %s is larger than %d bytes", ManifestKey(key), maxManifestSize)
-	}
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("the manifest %s is not valid JSON: %w", ManifestKey(key), err)
+	if err := getJSON(ctx, store, key, ManifestKey(key), &m); err != nil {
+		return nil, err
 	}
 	if m.FormatVersion != ManifestFormatVersion {
 		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
 			ManifestKey(key), m.FormatVersion, ManifestFormatVersion)
 	}
 	return &m, nil
+}
+
+// putJSON stores v as indented JSON at object.
+func putJSON(ctx context.Context, store Storage, object string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	return store.Put(ctx, object, bytes.NewReader(data), int64(len(data)))
+}
+
+// getJSON reads the manifest object of the backup at key into v.
+func getJSON(ctx context.Context, store Storage, key, object string, v any) error {
+	r, err := store.Get(ctx, object)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("there is no complete backup at %s: its manifest %s does not exist", key, object)
+	}
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxManifestSize+1))
+	if err != nil {
+		return fmt.Errorf("cannot read the manifest %s: %w", object, err)
+	}
+	if len(data) > maxManifestSize {
+		return fmt.Errorf("the manifest %s is larger than %d bytes", object, maxManifestSize)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("the manifest %s is not valid JSON: %w", object, err)
+	}
+	return nil
+}
+
+// ContentManifestFormatVersion is the version of a content manifest's format; extract refuses a
+// manifest it does not know.
+const ContentManifestFormatVersion = 1
+
+// ContentManifest describes a complete content backup, a folder's archive. It is written after
+// the artifact, so that its presence means the artifact is whole.
+type ContentManifest struct {
+	FormatVersion int    `json:"formatVersion"`
+	Key           string `json:"key"`
+	Artifact      string `json:"artifact"`
+	Size          int64  `json:"size"`
+	SHA256        string `json:"sha256"`
+	Encrypted     bool   `json:"encrypted"`
+	// Format of the artifact: "tar", compressed with Compression, "gzip".
+	Format      string `json:"format"`
+	Compression string `json:"compression"`
+	// Files is the number of regular files archived; Bytes is their total size.
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// Created is when the archive began: the folder is read as it is while it is walked.
+	Created time.Time `json:"created"`
+}
+
+func (m *ContentManifest) result() Result {
+	return Result{
+		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
+		Files: m.Files, Bytes: m.Bytes,
+	}
+}
+
+func (m *ContentManifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
+
+// readContentManifest reads the manifest of the content backup at key.
+func readContentManifest(ctx context.Context, store Storage, key string) (*ContentManifest, error) {
+	var m ContentManifest
+	if err := getJSON(ctx, store, key, ContentManifestKey(key), &m); err != nil {
+		return nil, err
+	}
+	if m.FormatVersion != ContentManifestFormatVersion {
+		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
+			ContentManifestKey(key), m.FormatVersion, ContentManifestFormatVersion)
+	}
+	return &m, nil
+}
+
+// contentObjects are the objects of the content backup at key, its manifest first.
+func contentObjects(key string) []string {
+	return []string{ContentManifestKey(key), ContentArtifactKey(key, false), ContentArtifactKey(key, true)}
 }

@@ -29,18 +29,51 @@ type stored struct {
 	sha256 string
 }
 
-// dumpSource is the output of a dump: Wait, once it is drained, reports whether it was complete
-// (mysqldump's exit status); Abort stops a dump whose output will not be drained.
-type dumpSource interface {
+// artifactSource is what an artifact is made of, a dump's output or an archive of a folder: Wait,
+// once it is drained, reports whether it was complete (mysqldump's exit status, the archive's
+// walk); Abort stops a source whose output will not be drained.
+type artifactSource interface {
 	io.Reader
 	Wait() error
 	Abort()
 }
 
+// producedSource is the output of produce, which runs in its own goroutine while the artifact is
+// stored: an archive is written as it is walked, never held in memory.
+type producedSource struct {
+	*io.PipeReader
+	done chan error
+	err  error
+}
+
+func produced(produce func(w io.Writer) error) *producedSource {
+	pr, pw := io.Pipe()
+	s := &producedSource{PipeReader: pr, done: make(chan error, 1)}
+	go func() {
+		err := produce(pw)
+		_ = pw.CloseWithError(err) // nil closes with EOF: the stream is complete
+		s.done <- err
+	}()
+	return s
+}
+
+// Wait returns produce's error once it has returned.
+func (s *producedSource) Wait() error {
+	if s.done != nil {
+		s.err, s.done = <-s.done, nil
+	}
+	return s.err
+}
+
+// Abort makes produce's next write fail, so that it returns.
+func (s *producedSource) Abort() { _ = s.CloseWithError(errAborted) }
+
+var errAborted = errors.New("the artifact was abandoned")
+
 // storeArtifact streams src through gzip, then age when passphrase is set, into store at key,
 // hashing and counting the bytes as stored. When src is incomplete, or anything fails, the store
 // keeps nothing. Memory stays bounded: nothing is buffered beyond one upload part.
-func storeArtifact(ctx context.Context, store Storage, key string, src dumpSource, level int, passphrase string) (stored, error) {
+func storeArtifact(ctx context.Context, store Storage, key string, src artifactSource, level int, passphrase string) (stored, error) {
 	pr, pw := io.Pipe()
 	produced := make(chan error, 1)
 	go func() {
@@ -70,7 +103,7 @@ func storeArtifact(ctx context.Context, store Storage, key string, src dumpSourc
 	prodErr := <-produced
 	switch {
 	case prodErr != nil && !errors.Is(prodErr, errStoreFailed):
-		// The dump is the cause; the store only relayed its error.
+		// The source is the cause; the store only relayed its error.
 		if putErr == nil {
 			// Cannot happen when the store reads to the end, as every Storage does; remove
 			// whatever it kept rather than trust it.
@@ -81,6 +114,19 @@ func storeArtifact(ctx context.Context, store Storage, key string, src dumpSourc
 		return stored{}, putErr
 	}
 	return stored{size: counter.n, sha256: counter.sum()}, nil
+}
+
+// checkStored asks the store whether it holds all that was sent of artifact, before a manifest
+// vouches for it.
+func checkStored(ctx context.Context, store Storage, artifact string, s stored) error {
+	size, err := store.Stat(ctx, artifact)
+	if err != nil {
+		return err
+	}
+	if size != s.size {
+		return fmt.Errorf("the storage holds %d bytes of %s, %d were written", size, artifact, s.size)
+	}
+	return nil
 }
 
 var errStoreFailed = errors.New("the storage stopped reading")

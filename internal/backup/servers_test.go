@@ -177,9 +177,6 @@ func (s *s3Server) credentials() Credentials {
 	return Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
 }
 
-// objects lists every object of the bucket.
-func (s *s3Server) objects(t *testing.T) []string { return s.Objects(t) }
-
 func freePort(t testing.TB) int {
 	t.Helper()
 	port, err := testservers.FreePort("127.0.0.1")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"time"
 )
 
 // Storage holds a backup's objects: the artifact and its manifest.
@@ -63,7 +64,7 @@ func ValidateKey(key string) error {
 	}
 	for _, part := range strings.Split(key, "/") {
 		if part == ".." {
-			return fmt.Errorf("the key %q holds ..", key)
+			return fmt.Errorf("the key %q climbs out with a .. part", key)
 		}
 	}
 	if path.Clean(key) != key {
@@ -72,13 +73,54 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// deleteBackup deletes every object of the backup at key: the manifest first, so that a backup
-// is never listed whose artifact is already gone, then either artifact.
-func deleteBackup(ctx context.Context, store Storage, key string) error {
-	for _, object := range []string{ManifestKey(key), ArtifactKey(key, false), ArtifactKey(key, true)} {
+// sqlObjects are the objects of the database backup at key, its manifest first.
+func sqlObjects(key string) []string {
+	return []string{ManifestKey(key), ArtifactKey(key, false), ArtifactKey(key, true)}
+}
+
+// deleteObjects deletes objects in order. Every list names the manifest first, so that a backup
+// is never listed whose artifact is already gone.
+func deleteObjects(ctx context.Context, store Storage, objects []string) error {
+	for _, object := range objects {
 		if err := store.Delete(ctx, object); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replaceBackup runs write, which stores a backup's artifact and then its manifest, in place of
+// the objects the key held. They are deleted first, so that no manifest describes the key until
+// the new backup is whole, and again when write fails, so that a failure leaves nothing behind.
+func replaceBackup(ctx context.Context, store Storage, objects []string, write func() error) error {
+	if err := deleteObjects(ctx, store, objects); err != nil {
+		return err
+	}
+	err := write()
+	if err != nil {
+		// The work may have been cancelled (SIGTERM); the cleanup must still run.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cleanupErr := deleteObjects(cleanup, store, objects); cleanupErr != nil {
+			err = fmt.Errorf("%w; removing what was written also failed: %w", err, cleanupErr)
+		}
+	}
+	return err
+}
+
+// prune deletes the backups of keys, never the one just written, and returns those it deleted
+// (a key that held nothing counts: retention wants it gone, and it is). objects names what a
+// backup of this kind keeps at a key.
+func prune(ctx context.Context, store Storage, current string, keys []string, objects func(key string) []string) ([]string, error) {
+	var pruned []string
+	for _, key := range keys {
+		if key == current {
+			continue
+		}
+		if err := deleteObjects(ctx, store, objects(key)); err != nil {
+			return pruned, fmt.Errorf("%s: %w", key, err)
+		}
+		pruned = append(pruned, key)
+	}
+	return pruned, nil
 }

@@ -139,3 +139,14 @@ func TestDescribeFileError(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeReadError(t *testing.T) {
+	denied := &fs.PathError{Op: "open", Path: "/wp-content/x", Err: syscall.EACCES}
+	if got := describeReadError(denied); !strings.Contains(got.Error(), "cannot read it") || !errors.Is(got, denied) {
+		t.Errorf("describeReadError(%v) = %v", denied, got)
+	}
+	broken := &fs.PathError{Op: "read", Path: "/wp-content/x", Err: syscall.EIO}
+	if got := describeReadError(broken); !errors.Is(got, broken) {
+		t.Errorf("describeReadError(%v) = %v", broken, got)
+	}
+}

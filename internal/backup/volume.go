@@ -153,6 +153,10 @@ func syncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
+	return syncOpenFolder(d)
+}
+
+func syncOpenFolder(d *os.File) error {
 	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		// Some file systems cannot sync a folder; the data is synced all the same.
 		return err

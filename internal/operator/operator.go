@@ -34,6 +34,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
 	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
+	"github.com/appkeeper/appkeeper/internal/controller/wordpressbackup"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
@@ -196,6 +197,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the MySQLBackup controller: %w", err)
 	}
+	if err := (&wordpressbackup.Reconciler{
+		Client:      reconcile.NewClient(mgr, "wordpressbackup"),
+		Recorder:    mgr.GetEventRecorder(Name),
+		BackupImage: o.BackupImage,
+	}).SetupWithManager(mgr, options); err != nil {
+		return nil, fmt.Errorf("set up the WordPressBackup controller: %w", err)
+	}
 	if err := (&mysql.Reconciler{
 		Client:      reconcile.NewClient(mgr, "mysql"),
 		Recorder:    mgr.GetEventRecorder(Name),
@@ -207,8 +215,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
 	}
 	if err := (&wordpress.Reconciler{
-		Client:   reconcile.NewClient(mgr, "wordpress"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "wordpress"),
+		Recorder:    mgr.GetEventRecorder(Name),
+		BackupImage: o.BackupImage,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}

@@ -112,6 +112,9 @@ var InvalidSpecs = []InvalidSpec{
 	{"mysql restore location key climbing out", "MySQL", map[string]any{"restore": map[string]any{
 		"location": map[string]any{"storage": s3Storage(nil), "key": "../b"}}}, "key must not start with / nor contain .."},
 	{"mysqlbackup without a mysql", "MySQLBackup", map[string]any{}, "spec.mysqlName"},
+	{"wordpressbackup without a wordpress", "WordPressBackup", map[string]any{}, "spec.wordpressName"},
+	{"wordpressbackup storage with neither s3 nor volume", "WordPressBackup", map[string]any{"wordpressName": "blog", "storage": map[string]any{}},
+		"backup storage must set exactly one of s3 and volume"},
 	{"mysqlbackup storage with s3 and volume", "MySQLBackup", map[string]any{"mysqlName": "db",
 		"storage": map[string]any{"s3": s3Storage(nil)["s3"], "volume": map[string]any{"claimName": "b"}}}, "backup storage must set exactly one of s3 and volume"},
 	{"mysqlbackup encryption without key", "MySQLBackup", map[string]any{"mysqlName": "db",
@@ -120,6 +123,9 @@ var InvalidSpecs = []InvalidSpec{
 		configRefused},
 	{"wordpress inline mysql unknown deletionPolicy", "WordPress", map[string]any{"database": map[string]any{"mysql": map[string]any{"deletionPolicy": "Keep"}}},
 		"spec.database.mysql.deletionPolicy"},
+	{"wordpress restore onto a MySQL it does not run", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}},
+		"restore": map[string]any{"backupName": "monday"}}, "spec.restore needs the site's own MySQL (spec.database.mysql)"},
+	{"wordpress restore without a restore point", "WordPress", map[string]any{"restore": map[string]any{"backupName": ""}}, "spec.restore.backupName"},
 }
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
@@ -134,7 +140,8 @@ var MaxNameLengths = map[string]int{
 	"MySQL":     appsv1alpha1.MaxMySQLNameLength,
 	"WordPress": appsv1alpha1.MaxWordPressNameLength,
 	// The backup's Jobs carry its name.
-	"MySQLBackup": appsv1alpha1.MaxMySQLBackupNameLength,
+	"MySQLBackup":     appsv1alpha1.MaxMySQLBackupNameLength,
+	"WordPressBackup": appsv1alpha1.MaxWordPressBackupNameLength,
 }
 
 // InvalidName is a name the API server must refuse for every kind, whatever the spec.
@@ -165,7 +172,7 @@ func InvalidObjects() []InvalidObject {
 	for i, tt := range InvalidSpecs {
 		objects = append(objects, InvalidObject{tt.Name, tt.Kind, fmt.Sprintf("bad-%d", i), tt.Spec, tt.Message})
 	}
-	for _, kind := range []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress", "MySQLBackup"} {
+	for _, kind := range []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress", "MySQLBackup", "WordPressBackup"} {
 		limit := MaxNameLengths[kind]
 		message := fmt.Sprintf("metadata.name must be a DNS-1035 label of at most %d characters", limit)
 		for _, tt := range InvalidNames {
@@ -182,6 +189,8 @@ func ValidSpec(kind string) map[string]any {
 		return podSetSpec(nil)
 	case "MySQLBackup":
 		return map[string]any{"mysqlName": "db"}
+	case "WordPressBackup":
+		return map[string]any{"wordpressName": "blog"}
 	}
 	return map[string]any{}
 }

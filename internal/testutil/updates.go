@@ -11,11 +11,12 @@ type Update struct {
 }
 
 const (
-	databaseImmutable    = "spec.database is immutable"
-	userImmutable        = "spec.user is immutable"
-	credentialsImmutable = "spec.credentialsSecretRef is immutable"
-	storageImmutable     = "spec.storage is immutable"
-	mysqlSwitchRefused   = "spec.database cannot switch between mysqlRef and mysql after creation"
+	databaseImmutable         = "spec.database is immutable"
+	userImmutable             = "spec.user is immutable"
+	credentialsImmutable      = "spec.credentialsSecretRef is immutable"
+	storageImmutable          = "spec.storage is immutable"
+	mysqlSwitchRefused        = "spec.database cannot switch between mysqlRef and mysql after creation"
+	wordpressRestoreImmutable = "spec.restore is immutable: the site is restored once, before it first starts"
 )
 
 // inlineMySQL is a WordPress spec, or patch, with the given fields of its own MySQL.
@@ -61,6 +62,12 @@ var InvalidUpdates = []Update{
 		"spec.database.mysql.storage is immutable"},
 	{"mysql restore added", "MySQL", map[string]any{}, map[string]any{"restore": map[string]any{"backupName": "b"}}, "spec.restore is immutable"},
 	{"mysql restore removed", "MySQL", map[string]any{"restore": map[string]any{"backupName": "b"}}, map[string]any{"restore": nil}, "spec.restore is immutable"},
+	{"wordpressbackup spec changed", "WordPressBackup", map[string]any{"wordpressName": "blog"}, map[string]any{"wordpressName": "other"}, "spec is immutable"},
+	{"wordpress restore added", "WordPress", map[string]any{}, map[string]any{"restore": map[string]any{"backupName": "monday"}}, wordpressRestoreImmutable},
+	{"wordpress restore changed", "WordPress", map[string]any{"restore": map[string]any{"backupName": "monday"}},
+		map[string]any{"restore": map[string]any{"backupName": "tuesday"}}, wordpressRestoreImmutable},
+	{"wordpress restore removed", "WordPress", map[string]any{"restore": map[string]any{"backupName": "monday"}}, map[string]any{"restore": nil},
+		wordpressRestoreImmutable},
 	{"mysqlbackup spec changed", "MySQLBackup", map[string]any{"mysqlName": "db"}, map[string]any{"mysqlName": "other"}, "spec is immutable"},
 	{"podset template changed to pods that exit", "PodSet", podSetSpec(nil),
 		map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never"}}}, "spec.template.spec.restartPolicy must be Always"},
@@ -88,4 +95,6 @@ var ValidUpdates = []Update{
 		map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0, "database": map[string]any{"mysqlRef": map[string]any{"name": "other"}}}, ""},
 	{"wordpress inline mysql image and config, and its default database and user named", "WordPress", map[string]any{},
 		inlineMySQL(map[string]any{"image": "mysql:8.4.7", "config": []any{"max_connections=300"}, "database": "wordpress", "user": "wordpress"}), ""},
+	{"wordpress restored from a restore point: image and replicas, with the restore kept", "WordPress",
+		map[string]any{"restore": map[string]any{"backupName": "monday"}}, map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0}, ""},
 }

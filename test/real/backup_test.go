@@ -200,7 +200,7 @@ spec:
 	})
 
 	t.Run("a backup to a volume claim restores too", func(t *testing.T) {
-		kubectl(t, fmt.Sprintf(`
+		kubectl(t, `
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
@@ -218,7 +218,7 @@ spec:
   verify: true
   storage:
     volume: {claimName: backups, path: mysql/}
-`), "apply", "-n", ns, "-f", "-")
+`, "apply", "-n", ns, "-f", "-")
 		b := waitBackup(t, ns, "to-volume", true)
 		if b.Status.Location == nil || b.Status.Location.Key != "mysql/"+ns+"/copy/to-volume" || b.Status.Encrypted {
 			t.Errorf("status.location = %+v, encrypted %t", b.Status.Location, b.Status.Encrypted)

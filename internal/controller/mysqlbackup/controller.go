@@ -142,17 +142,17 @@ func (r *Reconciler) observeDump(ctx context.Context, b *appsv1alpha1.MySQLBacku
 	if job == nil {
 		return r.fail(b, "the backup Job "+b.JobName()+" was deleted before it completed")
 	}
-	outcome := observeJob(job, pods, DumpContainerName, InstallContainerName)
-	b.Status.Attempts = outcome.attempts
+	outcome := ObserveJob(job, pods, DumpContainerName, InstallContainerName)
+	b.Status.Attempts = outcome.Attempts
 	switch {
-	case !outcome.done:
+	case !outcome.Done:
 		return nil
-	case outcome.failed:
-		return r.fail(b, outcome.message)
-	case outcome.result == nil || outcome.result.SHA256 == "":
+	case outcome.Failed:
+		return r.fail(b, outcome.Message)
+	case outcome.Result == nil || outcome.Result.SHA256 == "":
 		return r.fail(b, "the backup Job completed without reporting an artifact")
 	}
-	res := outcome.result
+	res := outcome.Result
 	b.Status.Phase = appsv1alpha1.BackupSucceeded
 	b.Status.CompletionTime = completionTime(job)
 	b.Status.Size, b.Status.SHA256, b.Status.Encrypted = res.Size, res.SHA256, res.Encrypted
@@ -228,16 +228,22 @@ func (r *Reconciler) siblings(ctx context.Context, b *appsv1alpha1.MySQLBackup) 
 
 // job is the named Job of b and its pods, or nil when it does not exist.
 func (r *Reconciler) job(ctx context.Context, b *appsv1alpha1.MySQLBackup, name string) (*batchv1.Job, []corev1.Pod, error) {
+	return GetJob(ctx, r.Client, b.Namespace, name, JobPodSelector(b))
+}
+
+// GetJob is the Job ns/name and those of its pods that carry selector's labels, or nil when the
+// Job does not exist.
+func GetJob(ctx context.Context, c client.Reader, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
 	job := &batchv1.Job{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil, nil
 		}
-		return nil, nil, fmt.Errorf("job %s/%s: %w", b.Namespace, name, err)
+		return nil, nil, fmt.Errorf("job %s/%s: %w", ns, name, err)
 	}
-	all, err := reconcile.ListPods(ctx, r.Client, b.Namespace, JobPodSelector(b))
+	all, err := reconcile.ListPods(ctx, c, ns, selector)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pods of job %s/%s: %w", b.Namespace, name, err)
+		return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
 	}
 	var pods []corev1.Pod
 	for _, p := range all {

@@ -51,7 +51,7 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 		t.Error("the backup pod gets an API token it never needs")
 	}
 
-	finishJob(t, job, dumpContainer, dumpResult("prod/"+ns+"/db/first"), true)
+	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/first"), true)
 	b := waitBackup(t, ns, "first", phaseIs(appsv1alpha1.BackupSucceeded))
 	if b.Status.Size != 123456 || b.Status.SHA256 != "ab12" || b.Status.ServerVersion != "8.4.6" || b.Status.BinlogPosition != "binlog.000002:157" || b.Status.Tables != 3 {
 		t.Errorf("status = %+v, want the Job's result", b.Status)
@@ -82,7 +82,7 @@ func TestFailedBackupSaysWhy(t *testing.T) {
 	if *job.Spec.BackoffLimit > 3 {
 		t.Errorf("backoffLimit = %d: retries must be bounded", *job.Spec.BackoffLimit)
 	}
-	finishJob(t, job, dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
+	testutil.FinishJob(t, k8s, job, dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
 	b := waitBackup(t, ns, "broken", phaseIs(appsv1alpha1.BackupFailed))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || c.Status != metav1.ConditionFalse ||
 		!strings.Contains(c.Message, "bucket backups does not exist") {
@@ -121,14 +121,14 @@ func TestVerificationFailureIsRecorded(t *testing.T) {
 		b.Spec.Storage = s3Storage()
 		b.Spec.Verify = verified
 	})
-	finishJob(t, waitJob(t, ns, "checked-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/checked"), true)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "checked-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/checked"), true)
 	job := waitJob(t, ns, "checked-verify")
 	spec := job.Spec.Template.Spec
 	if len(spec.InitContainers) != 2 || spec.InitContainers[1].RestartPolicy == nil || *spec.InitContainers[1].RestartPolicy != corev1.ContainerRestartPolicyAlways ||
 		spec.InitContainers[1].Image != "mysql:8.4.6" || spec.InitContainers[1].StartupProbe == nil {
 		t.Errorf("verify pod: want a fetch init container, then the scratch server as a sidecar with a startup probe; got %+v", spec.InitContainers)
 	}
-	finishJob(t, job, verifyContainer, backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
+	testutil.FinishJob(t, k8s, job, verifyContainer, backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
 	b := waitBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) error {
 		if b.Status.Verification != appsv1alpha1.VerificationFailed {
 			return fmt.Errorf("verification = %q", b.Status.Verification)
@@ -153,7 +153,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 		createBackup(t, ns, name, func(b *appsv1alpha1.MySQLBackup) {
 			b.Annotations = map[string]string{"apps.appkeeper.dev/backup-reason": appsv1alpha1.BackupReasonScheduled}
 		})
-		finishJob(t, waitJob(t, ns, name+"-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
+		testutil.FinishJob(t, k8s, waitJob(t, ns, name+"-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
 		waitBackup(t, ns, name, phaseIs(appsv1alpha1.BackupSucceeded))
 	}
 	createBackup(t, ns, "new", func(b *appsv1alpha1.MySQLBackup) {
@@ -170,12 +170,12 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 	if want := []string{"prod/" + ns + "/db/old-1", "prod/" + ns + "/db/old-2"}; !slices.Equal(pruned, want) {
 		t.Fatalf("the new backup prunes %v, want %v (keepLast 2 counts the new one)", pruned, want)
 	}
-	finishJob(t, job, dumpContainer, dumpResult("prod/"+ns+"/db/new", pruned...), true)
+	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/new", pruned...), true)
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, name := range []string{"old-1", "old-2"} {
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1alpha1.MySQLBackup{})
 			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("pruned backup %s still exists (%v)", name, err)
+				return fmt.Errorf("pruned backup %s still exists (%w)", name, err)
 			}
 		}
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-3"}, &appsv1alpha1.MySQLBackup{})
@@ -221,7 +221,7 @@ func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
 	if got := job.Spec.Template.Spec.Containers[0].Image; got != "mysql:8.4.6" {
 		t.Errorf("the pre-upgrade dump runs %s, want the running server's mysql:8.4.6", got)
 	}
-	finishJob(t, job, dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
+	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
 	requireImage("mysql:8.4.7")
 }
 
@@ -240,7 +240,7 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 		}
 		return nil
 	})
-	finishJob(t, waitJob(t, ns, m.Status.Backup.PreUpgradeBackup+"-backup"), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, m.Status.Backup.PreUpgradeBackup+"-backup"), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
 	waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appsv1alpha1.ReasonPreUpgradeBackupFailed {
@@ -259,6 +259,8 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 
 func TestInvalidBackupsAreRejected(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQLBackup")
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQLBackup")
+	for _, kind := range []string{"MySQLBackup", "WordPressBackup"} {
+		testutil.RequireInvalidSpecsRejected(t, k8s, ns, kind)
+		testutil.RequireInvalidUpdatesRejected(t, k8s, ns, kind)
+	}
 }

@@ -2,7 +2,6 @@ package mysqlbackup_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -113,70 +111,6 @@ func waitJob(t *testing.T, ns, name string) *batchv1.Job {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)
 	})
 	return job
-}
-
-// finishJob plays the Job controller and the kubelet: a pod of the Job whose container reported
-// result as its termination message, and the Job's status, complete or failed.
-func finishJob(t *testing.T, job *batchv1.Job, container string, result backup.Result, succeeded bool) {
-	t.Helper()
-	ctx := context.Background()
-	message, err := json.Marshal(result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := job.Spec.Template.Spec.DeepCopy()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: job.Name + "-", Namespace: job.Namespace,
-			Labels: withLabel(job.Spec.Template.Labels, batchv1.JobNameLabel, job.Name),
-		},
-		Spec: *spec,
-	}
-	if err := k8s.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	exit := int32(0)
-	if !succeeded {
-		exit = 1
-	}
-	pod.Status.Phase = corev1.PodSucceeded
-	if !succeeded {
-		pod.Status.Phase = corev1.PodFailed
-	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: container, Image: "image",
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(message) + "\n"}},
-	}}
-	if err := k8s.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	job.Status.StartTime = &now
-	if succeeded {
-		job.Status.Succeeded = 1
-		job.Status.CompletionTime = &now
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		}
-	} else {
-		job.Status.Failed = *job.Spec.BackoffLimit + 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
-		}
-	}
-	if err := k8s.Status().Update(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func withLabel(labels map[string]string, key, value string) map[string]string {
-	out := map[string]string{key: value}
-	for k, v := range labels {
-		out[k] = v
-	}
-	return out
 }
 
 func dumpResult(key string, pruned ...string) backup.Result {

@@ -41,7 +41,7 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "copy"}, &appsv1.StatefulSet{}); err == nil {
 		t.Fatal("the StatefulSet exists before its backup succeeded")
 	}
-	finishJob(t, waitJob(t, ns, "src-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/src"), true)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "src-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/src"), true)
 
 	sts := &appsv1.StatefulSet{}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {

@@ -12,46 +12,46 @@ import (
 	"github.com/appkeeper/appkeeper/internal/backup"
 )
 
-// jobOutcome is what a Job's status and its pods' termination messages say.
-type jobOutcome struct {
-	done, failed bool
-	// attempts counts the failed pods.
-	attempts int32
-	// result is the reporting container's result, from the newest pod that left one.
-	result *backup.Result
-	// message explains a failure in a sentence, for the status and the Event.
-	message string
+// JobOutcome is what a Job's status and its pods' termination messages say.
+type JobOutcome struct {
+	Done, Failed bool
+	// Attempts counts the failed pods.
+	Attempts int32
+	// Result is the reporting container's result, from the newest pod that left one.
+	Result *backup.Result
+	// Message explains a failure in a sentence, for the status and the Event.
+	Message string
 }
 
-// observeJob reads a Job's outcome; container is the one whose termination message carries the
+// ObserveJob reads a Job's outcome; container is the one whose termination message carries the
 // result, fallback the one whose result explains a failure before it ran (a fetch that failed).
-func observeJob(job *batchv1.Job, pods []corev1.Pod, container, fallback string) jobOutcome {
-	out := jobOutcome{attempts: job.Status.Failed}
+func ObserveJob(job *batchv1.Job, pods []corev1.Pod, container, fallback string) JobOutcome {
+	out := JobOutcome{Attempts: job.Status.Failed}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
 		switch c.Type {
 		case batchv1.JobComplete:
-			out.done = true
+			out.Done = true
 		case batchv1.JobFailed:
-			out.done, out.failed = true, true
-			out.message = fmt.Sprintf("%s: %s", c.Reason, c.Message)
+			out.Done, out.Failed = true, true
+			out.Message = fmt.Sprintf("%s: %s", c.Reason, c.Message)
 		}
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].CreationTimestamp.After(pods[j].CreationTimestamp.Time) })
 	for i := range pods {
 		if r := podResult(&pods[i], container); r != nil {
-			out.result = r
+			out.Result = r
 			break
 		}
 		if r := podResult(&pods[i], fallback); r != nil && r.Error != "" {
-			out.result = r
+			out.Result = r
 			break
 		}
 	}
-	if out.failed && out.result != nil && out.result.Error != "" {
-		out.message = out.result.Error
+	if out.Failed && out.Result != nil && out.Result.Error != "" {
+		out.Message = out.Result.Error
 	}
 	return out
 }

@@ -49,8 +49,8 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationRunning, "the Job "+b.VerifyJobName()+" restores the backup into a scratch server")
 		return nil
 	}
-	outcome := observeJob(job, pods, resources.VerifyContainer, resources.FetchContainer)
-	switch res := outcome.result; {
+	outcome := ObserveJob(job, pods, resources.VerifyContainer, resources.FetchContainer)
+	switch res := outcome.Result; {
 	case res != nil && res.Verified != nil && *res.Verified:
 		b.Status.Verification = appsv1alpha1.VerificationPassed
 		b.Status.VerificationTime = ptr.To(metav1.Now())
@@ -60,9 +60,9 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 		b.Status.Verification = appsv1alpha1.VerificationFailed
 		b.Status.VerificationTime = ptr.To(metav1.Now())
 		setVerified(b, metav1.ConditionFalse, appsv1alpha1.ReasonVerificationFailed, mismatchMessage(res.Error, res.Mismatches))
-	case outcome.failed:
+	case outcome.Failed:
 		// The check could not run (the storage or the scratch server failed): no verdict on the backup.
-		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationFailed, "the verification could not run: "+outcome.message)
+		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationFailed, "the verification could not run: "+outcome.Message)
 	}
 	return nil
 }

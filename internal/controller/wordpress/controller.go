@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,8 @@ const mysqlNameIndex = "wordpress.mysqlName"
 type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
+	// BackupImage holds the appkeeper binary that fills the wp-content of a restored site.
+	BackupImage string
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses,verbs=get;list;watch
@@ -52,6 +55,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpressbackups,verbs=get;list;watch
 
 // observed is what a pass saw, for the status.
 type observed struct {
@@ -63,6 +68,8 @@ type observed struct {
 	// pods are the site's pods, or podsErr why they could not be read.
 	pods    []corev1.Pod
 	podsErr error
+	// restore is a restore of wp-content that is not over.
+	restore restoreState
 }
 
 // Reconcile applies the WordPress's children and writes its status once.
@@ -81,6 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
 		wp.Status = computeStatus(wp, seen, err)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
+		r.warnRestoreStuck(ctx, original.Status.Conditions, wp.Status.Conditions, wp)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, wp,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
@@ -99,6 +107,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The site's first pod starts on the restored wp-content, not on an empty one.
+	if err := r.reconcileRestore(ctx, wp, &seen); err != nil || seen.restore.pending() {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.reconcileDeployment(ctx, wp, &seen)
@@ -219,31 +231,38 @@ func (r *Reconciler) mysqlToWordPresses(ctx context.Context, obj client.Object) 
 }
 
 // SetupWithManager registers the controller. It reacts to the WordPress's spec, to its children,
-// to its wp-content PVC, which may have no owner reference to it, and to the status of its MySQL.
+// to its wp-content PVC, which may have no owner reference to it, to the status of its MySQL and
+// to that of the WordPressBackup it restores from.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.WordPress{}, mysqlNameIndex,
 		func(obj client.Object) []string { return []string{obj.(*appsv1alpha1.WordPress).MySQLName()} }); err != nil {
 		return fmt.Errorf("index WordPresses by MySQL: %w", err)
 	}
+	if err := indexRestoreSource(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a WordPress without a name.
 	unnamed := &appsv1alpha1.WordPress{}
-	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.ContentClaimName(), unnamed.SaltsSecretName())
+	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.ContentClaimName(), unnamed.SaltsSecretName(), unnamed.RestoreJobName())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("wordpress").
 		For(&appsv1alpha1.WordPress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
+		Owns(&batchv1.Job{}).
 		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName)).
 		// The ReplicaSets own the pods; their labels link them to the site, for Degraded.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName),
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
+		Watches(&appsv1alpha1.WordPressBackup{}, handler.EnqueueRequestsFromMapFunc(r.restoringWordPresses)).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.Secret{}, freed).
 		Watches(&corev1.PersistentVolumeClaim{}, freed).
+		Watches(&batchv1.Job{}, freed).
 		WithOptions(options).
 		Complete(r)
 }

@@ -62,6 +62,7 @@ func computeStatus(wp *appsv1alpha1.WordPress, seen observed, reconcileErr error
 	if seen.dbReason == appsv1alpha1.ReasonDatabaseMisconfigured && reconcileErr == nil && !degraded.IsTrue() {
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, seen.dbReason, seen.dbProblem
 	}
+	restoreConditions(seen, reconcileErr, &available, &progressing, &degraded)
 	reconcile.SetConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
 	return status
 }

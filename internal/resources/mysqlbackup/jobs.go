@@ -5,6 +5,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -77,7 +79,7 @@ func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha
 			WithCommand(args...).
 			WithEnv(env...).
 			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{tools}, access.Mounts...)...))
-	return job(b, b.JobName(), dumpBackoffLimit, pod)
+	return job(b, gvk, JobLabels(b), b.JobName(), dumpBackoffLimit, pod)
 }
 
 // VerifyJob restores the backup at loc into a scratch server of serverImage, started with an empty
@@ -119,7 +121,7 @@ func VerifyJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alp
 				secretEnv(backup.EnvMySQLPassword, m.SecretName(), appsv1alpha1.SecretKeyRootPassword),
 			}, access.Env...)...).
 			WithVolumeMounts(access.Mounts...))
-	return job(b, b.VerifyJobName(), verifyBackoffLimit, pod)
+	return job(b, gvk, JobLabels(b), b.VerifyJobName(), verifyBackoffLimit, pod)
 }
 
 // Restore loads the backup at loc into a new MySQL's pod: its init container writes the dump where
@@ -145,11 +147,10 @@ func Restore(loc appsv1alpha1.BackupLocation, toolsImage string) *mysqlresources
 	}
 }
 
-func job(b *appsv1alpha1.MySQLBackup, name string, backoffLimit int32, pod *corev1ac.PodSpecApplyConfiguration) *batchv1ac.JobApplyConfiguration {
-	labels := JobLabels(b)
-	return batchv1ac.Job(name, b.Namespace).
+func job(owner metav1.Object, kind schema.GroupVersionKind, labels map[string]string, name string, backoffLimit int32, pod *corev1ac.PodSpecApplyConfiguration) *batchv1ac.JobApplyConfiguration {
+	return batchv1ac.Job(name, owner.GetNamespace()).
 		WithLabels(labels).
-		WithOwnerReferences(common.ControllerReference(b, gvk)).
+		WithOwnerReferences(common.ControllerReference(owner, kind)).
 		WithSpec(batchv1ac.JobSpec().
 			WithBackoffLimit(backoffLimit).
 			WithPodReplacementPolicy(batchv1.Failed).

@@ -49,7 +49,9 @@ func labels(wp *appsv1alpha1.WordPress) map[string]string {
 }
 
 // MySQL is the desired MySQL of a WordPress that runs its own: the spec given inline, with a
-// database and a user named wordpress unless it names others.
+// database and a user named wordpress unless it names others. A site restored from a restore
+// point has its MySQL load the point's database backup, which has the same name at every pass:
+// a MySQL's spec.restore cannot change.
 func MySQL(wp *appsv1alpha1.WordPress) *appsv1alpha1.MySQL {
 	spec := wp.Spec.Database.MySQL.DeepCopy()
 	if spec.Database == "" {
@@ -57,6 +59,9 @@ func MySQL(wp *appsv1alpha1.WordPress) *appsv1alpha1.MySQL {
 	}
 	if spec.User == "" {
 		spec.User = appsv1alpha1.DefaultWordPressDatabase
+	}
+	if wp.Spec.Restore != nil {
+		spec.Restore = &appsv1alpha1.MySQLRestore{BackupName: appsv1alpha1.DatabaseBackupName(wp.Spec.Restore.BackupName)}
 	}
 	return &appsv1alpha1.MySQL{
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1alpha1.GroupVersion.String(), Kind: "MySQL"},

@@ -58,6 +58,15 @@ func TestMySQL(t *testing.T) {
 	if named.Spec.Database != "site" || named.Spec.User != "wordpress" {
 		t.Errorf("a database the spec names is replaced: %s/%s", named.Spec.Database, named.Spec.User)
 	}
+	if db.Spec.Restore != nil {
+		t.Errorf("spec.restore = %+v on a site that restores nothing", db.Spec.Restore)
+	}
+	restored := MySQL(wordpress(func(wp *appsv1alpha1.WordPress) {
+		wp.Spec.Restore = &appsv1alpha1.WordPressRestore{BackupName: "monday"}
+	}))
+	if r := restored.Spec.Restore; r == nil || r.BackupName != "monday-db" || r.Location != nil {
+		t.Errorf("spec.restore = %+v, want the restore point's MySQLBackup monday-db", r)
+	}
 }
 
 func TestDeployment(t *testing.T) {

@@ -51,6 +51,7 @@
   - memcacheds
   - podsets
   - webservers
+  - wordpressbackups
   - wordpresses
   verbs:
   - get
@@ -64,6 +65,7 @@
   - mysqls/finalizers
   - podsets/finalizers
   - webservers/finalizers
+  - wordpressbackups/finalizers
   - wordpresses/finalizers
   verbs:
   - update
@@ -75,6 +77,7 @@
   - mysqls/status
   - podsets/status
   - webservers/status
+  - wordpressbackups/status
   - wordpresses/status
   verbs:
   - get
@@ -117,6 +120,7 @@
   - jobs
   verbs:
   - create
+  - delete
   - get
   - list
   - patch
