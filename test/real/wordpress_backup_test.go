@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -136,15 +135,7 @@ func uploadFile(t *testing.T, site, user, password, name, content string) string
 <member><name>bits</name><value><base64>%s</base64></value></member>
 </struct></value></param>
 </params></methodCall>`, user, password, name, base64.StdEncoding.EncodeToString([]byte(content)))
-	req, err := http.NewRequest(http.MethodPost, site+"/xmlrpc.php", strings.NewReader(call))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "text/xml")
-	body, err := do(req)
-	if err != nil {
-		t.Fatalf("XML-RPC wp.uploadFile: %v\n%s", err, body)
-	}
+	body := xmlRPC(t, site, "wp.uploadFile", call)
 	match := uploadedURL.FindStringSubmatch(strings.ReplaceAll(body, "\n", ""))
 	if strings.Contains(body, "<fault>") || match == nil {
 		t.Fatalf("XML-RPC wp.uploadFile answered no URL:\n%s", body)

@@ -127,6 +127,17 @@ func newPost(t *testing.T, site, user, password, title string) string {
 <member><name>post_status</name><value><string>publish</string></value></member>
 </struct></value></param>
 </params></methodCall>`, user, password, title)
+	body := xmlRPC(t, site, "wp.newPost", call)
+	match := postID.FindStringSubmatch(body)
+	if strings.Contains(body, "<fault>") || match == nil {
+		t.Fatalf("XML-RPC wp.newPost answered no post id:\n%s", body)
+	}
+	return match[1] + match[2]
+}
+
+// xmlRPC posts a call of method to the site's XML-RPC endpoint and returns the answer.
+func xmlRPC(t *testing.T, site, method, call string) string {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, site+"/xmlrpc.php", strings.NewReader(call))
 	if err != nil {
 		t.Fatal(err)
@@ -134,13 +145,9 @@ func newPost(t *testing.T, site, user, password, title string) string {
 	req.Header.Set("Content-Type", "text/xml")
 	body, err := do(req)
 	if err != nil {
-		t.Fatalf("XML-RPC wp.newPost: %v\n%s", err, body)
+		t.Fatalf("XML-RPC %s: %v\n%s", method, err, body)
 	}
-	match := postID.FindStringSubmatch(body)
-	if strings.Contains(body, "<fault>") || match == nil {
-		t.Fatalf("XML-RPC wp.newPost answered no post id:\n%s", body)
-	}
-	return match[1] + match[2]
+	return body
 }
 
 // requirePost requires the site to serve post id with title.
