@@ -68,6 +68,7 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	managerConfig := rest.CopyConfig(operatorConfig)
 	forbidden := &forbiddenLog{}
 	forbidden.watch(managerConfig)
+	countRequests(managerConfig)
 	options := operator.DefaultOptions()
 	options.BackupImage = BackupImage
 	mgr, err := operator.NewManager(managerConfig, options)

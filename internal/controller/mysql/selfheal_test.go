@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -116,4 +118,36 @@ func TestIdleMySQLMakesNoWrites(t *testing.T) {
 		}, "/")
 	}
 	testutil.RequireUnchanged(t, "an idle MySQL's objects", versions)
+}
+
+// TestPassesSendOnlyNeededWrites runs passes that change nothing of the StatefulSet and requires
+// that none of them send it: the comparison with what was last applied must match what the API
+// server keeps of the claim template, defaults included.
+func TestPassesSendOnlyNeededWrites(t *testing.T) {
+	ns := newNamespace(t)
+	createMySQL(t, ns, nil)
+	childrenExist(t, ns, true)
+	runServer(t, ns, "db")
+	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
+	path := "/namespaces/" + ns + "/statefulsets/db"
+	sent := testenv.Requests(http.MethodPatch, path)
+	before := testutil.Reconciles(t, "mysql")
+	// The data PVC is watched: each label change starts a pass that has nothing to do.
+	for i := range 3 {
+		claim := get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{})
+		patch := client.MergeFrom(claim.DeepCopy())
+		metav1.SetMetaDataLabel(&claim.ObjectMeta, "touched", fmt.Sprint(i))
+		if err := k8s.Patch(context.Background(), claim, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		if passes := testutil.Reconciles(t, "mysql") - before; passes < 3 {
+			return fmt.Errorf("%.0f passes so far", passes)
+		}
+		return nil
+	})
+	if got := testenv.Requests(http.MethodPatch, path) - sent; got != 0 {
+		t.Errorf("passes that changed nothing sent the StatefulSet %d times", got)
+	}
 }

@@ -146,6 +146,7 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetA
 	}
 	claim := corev1ac.PersistentVolumeClaimSpec().
 		WithAccessModes(corev1.ReadWriteOnce).
+		WithVolumeMode(corev1.PersistentVolumeFilesystem).
 		WithResources(corev1ac.VolumeResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceStorage: m.Spec.Storage.Size}))
 	if m.Spec.Storage.StorageClassName != nil {
@@ -161,10 +162,21 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetA
 			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 				WithWhenDeleted(whenDeleted).
 				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
-			WithVolumeClaimTemplates(corev1ac.PersistentVolumeClaim(DataVolume, "").
-				WithLabels(labels).
-				WithSpec(claim)).
+			WithVolumeClaimTemplates(claimTemplate(labels, claim)).
 			WithTemplate(podTemplate(m, labels, restore)))
+}
+
+// claimTemplate is the data volume's claim template as the API server keeps it: a list of
+// templates is owned whole by whoever applied it, so the defaults the server fills in (the volume
+// mode, the Pending phase) are part of what was applied, and a template without them would never
+// compare equal and would be sent again at every pass. Nor does the server keep a kind on it.
+func claimTemplate(labels map[string]string, spec *corev1ac.PersistentVolumeClaimSpecApplyConfiguration) *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	template := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
+	return template.
+		WithName(DataVolume).
+		WithLabels(labels).
+		WithSpec(spec).
+		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
 }
 
 func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Restore) *corev1ac.PodTemplateSpecApplyConfiguration {
