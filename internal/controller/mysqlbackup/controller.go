@@ -44,7 +44,8 @@ const AnnotationReason = "apps.appkeeper.dev/backup-reason"
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups/finalizers,verbs=update
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// delete: a finished Job that mounts a backup volume goes, as its pod holds the volume.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -64,6 +65,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.recordTransitions(ctx, original, b)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.MySQLBackup) any { return b.Status }))
+		if err == nil {
+			// Only once the outcome is recorded may the Jobs it was read from go.
+			err = r.deleteFinishedJobs(ctx, b)
+		}
 	}()
 	if b.Status.Reason == "" {
 		b.Status.Reason = reasonOf(b)
@@ -164,6 +169,40 @@ func (r *Reconciler) observeDump(ctx context.Context, b *appsv1alpha1.MySQLBacku
 		return err
 	}
 	return r.verify(ctx, b, m)
+}
+
+// deleteFinishedJobs deletes the Jobs of a backup kept on a volume claim once their outcome is in
+// the status: their pods, even completed, keep the claim from being deleted. Jobs that write to
+// object storage stay, with their logs, until the backup goes.
+func (r *Reconciler) deleteFinishedJobs(ctx context.Context, b *appsv1alpha1.MySQLBackup) error {
+	if b.Status.Location == nil || b.Status.Location.Storage.Volume == nil {
+		return nil
+	}
+	var finished []string
+	if b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed {
+		finished = append(finished, b.JobName())
+	}
+	// A verification that could not run keeps its Job: without it, the next pass would start another.
+	if b.Status.Verification != "" {
+		finished = append(finished, b.VerifyJobName())
+	}
+	for _, name := range finished {
+		job := &batchv1.Job{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("job %s/%s: %w", b.Namespace, name, err)
+		}
+		if !job.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete the finished Job %s/%s: %w", b.Namespace, name, err)
+		}
+		log.FromContext(ctx).Info("deleted a finished Job, which held the backup volume", "job", name)
+	}
+	return nil
 }
 
 func (r *Reconciler) fail(b *appsv1alpha1.MySQLBackup, message string) error {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -263,4 +264,27 @@ func TestInvalidBackupsAreRejected(t *testing.T) {
 		testutil.RequireInvalidSpecsRejected(t, k8s, ns, kind)
 		testutil.RequireInvalidUpdatesRejected(t, k8s, ns, kind)
 	}
+}
+
+func TestFinishedJobsLetGoOfABackupVolume(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "bak")
+	availableMySQL(t, ns, "db", nil)
+	createBackup(t, ns, "on-volume", func(b *appsv1alpha1.MySQLBackup) {
+		b.Spec.Storage = &appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}
+	})
+	createBackup(t, ns, "on-s3", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "on-volume-backup"), dumpContainer, dumpResult(ns+"/db/on-volume"), true)
+	testutil.FinishJob(t, k8s, waitJob(t, ns, "on-s3-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/on-s3"), true)
+	waitBackup(t, ns, "on-volume", phaseIs(appsv1alpha1.BackupSucceeded))
+	waitBackup(t, ns, "on-s3", phaseIs(appsv1alpha1.BackupSucceeded))
+	// Its pod, even completed, would keep the claim from being deleted.
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "on-volume-backup"}, &batchv1.Job{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the finished Job on the volume is still there (%w)", err)
+		}
+		return nil
+	})
+	// A Job that writes to object storage holds no claim: it stays, with its log.
+	waitJob(t, ns, "on-s3-backup")
 }
