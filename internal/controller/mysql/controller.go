@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
@@ -167,10 +168,15 @@ func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL
 	if next, err = r.reconcileSchedule(ctx, m, now); err != nil {
 		return 0, err
 	}
-	if seen.gate, err = r.preUpgradeGate(ctx, m, seen.sts, now); err != nil {
+	list := &appsv1alpha1.MySQLBackupList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
+		return 0, fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	if seen.gate, err = r.preUpgradeGate(ctx, m, seen.sts, list.Items, now); err != nil {
 		return 0, err
 	}
-	return next, r.summarize(ctx, m)
+	summarize(m, list.Items)
+	return next, nil
 }
 
 // earliest is the sooner of two requeue delays, zero meaning none.

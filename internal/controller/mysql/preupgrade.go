@@ -7,11 +7,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
@@ -31,7 +29,7 @@ type upgradeGate struct {
 // preUpgradeGate takes a backup before a MySQL with backups configured moves to a new image, and
 // holds the running image until that backup has succeeded. A failed backup holds the upgrade
 // until a person deletes that backup (a new one is taken) or removes spec.backup.
-func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, now time.Time) (upgradeGate, error) {
+func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, backups []appsv1alpha1.MySQLBackup, now time.Time) (upgradeGate, error) {
 	running := resources.Image(sts)
 	if m.Spec.Backup == nil || running == "" || running == m.Spec.Image {
 		return upgradeGate{}, nil
@@ -42,13 +40,9 @@ func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, 
 		log.FromContext(ctx).Info("upgrading without a backup: the server is not Available", "from", running, "to", m.Spec.Image)
 		return upgradeGate{}, nil
 	}
-	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
-		return upgradeGate{}, fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-	}
 	var guard *appsv1alpha1.MySQLBackup
-	for i := range list.Items {
-		b := &list.Items[i]
+	for i := range backups {
+		b := &backups[i]
 		if b.Annotations[AnnotationUpgradeFrom] == running && b.Annotations[AnnotationUpgradeTo] == m.Spec.Image && b.DeletionTimestamp.IsZero() &&
 			(guard == nil || b.CreationTimestamp.After(guard.CreationTimestamp.Time)) {
 			guard = b

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -152,15 +153,11 @@ func preUpgradeSuffix(now time.Time) string {
 }
 
 // summarize fills the status summary from the MySQL's backups.
-func (r *Reconciler) summarize(ctx context.Context, m *appsv1alpha1.MySQL) error {
-	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
-		return fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+func summarize(m *appsv1alpha1.MySQL, backups []appsv1alpha1.MySQLBackup) {
+	if len(backups) == 0 && m.Status.Backup == nil {
+		return
 	}
-	if len(list.Items) == 0 && m.Status.Backup == nil {
-		return nil
-	}
-	backups := list.Items
+	backups = slices.Clone(backups)
 	sort.Slice(backups, func(i, j int) bool { return completed(&backups[i]).After(completed(&backups[j])) })
 	summary := ensureSummary(m)
 	summary.LastSuccessfulBackup, summary.LastSuccessfulTime, summary.LastFailedBackup, summary.LastVerifiedBackup = "", nil, "", ""
@@ -176,7 +173,6 @@ func (r *Reconciler) summarize(ctx context.Context, m *appsv1alpha1.MySQL) error
 			summary.LastVerifiedBackup = b.Name
 		}
 	}
-	return nil
 }
 
 func completed(b *appsv1alpha1.MySQLBackup) time.Time {
