@@ -12,7 +12,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -113,7 +115,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.MySQLBackup, m *
 	if r.BackupImage == "" {
 		return pending("the operator was started without --backup-image: it has no image to run the backup in")
 	}
-	if !meta(m.Status.Conditions, appsv1alpha1.ConditionAvailable) {
+	if !apimeta.IsStatusConditionTrue(m.Status.Conditions, appsv1alpha1.ConditionAvailable) {
 		return pending("MySQL %s is not Available", m.Name)
 	}
 	prune, err := r.prunable(ctx, b, m)
@@ -127,7 +129,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.MySQLBackup, m *
 		}
 	}
 	job := DumpJobFor(b, m, loc, keys, r.BackupImage)
-	if err := reconcile.ApplyChild(ctx, r.Client, b, b.JobName(), &batchv1.Job{}, job, batchv1acExtractJob); err != nil {
+	if err := reconcile.ApplyChild(ctx, r.Client, b, b.JobName(), &batchv1.Job{}, job, batchv1ac.ExtractJob); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("backup started", "mysql", m.Name, "storage", loc.Storage.Describe(), "key", loc.Key, "prune", keys)
@@ -187,21 +189,26 @@ func (r *Reconciler) deleteFinishedJobs(ctx context.Context, b *appsv1alpha1.MyS
 		finished = append(finished, b.VerifyJobName())
 	}
 	for _, name := range finished {
-		job := &batchv1.Job{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, job); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("job %s/%s: %w", b.Namespace, name, err)
+		if err := DeleteJob(ctx, r.Client, b.Namespace, name, "the backup volume"); err != nil {
+			return err
 		}
-		if !job.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete the finished Job %s/%s: %w", b.Namespace, name, err)
-		}
-		log.FromContext(ctx).Info("deleted a finished Job, which held the backup volume", "job", name)
 	}
+	return nil
+}
+
+// DeleteJob deletes the Job ns/name and its pods, if it is there and not already going, and logs
+// that it let go of held, the volume its pod kept in use.
+func DeleteJob(ctx context.Context, c client.Client, ns, name, held string) error {
+	job := &batchv1.Job{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); apierrors.IsNotFound(err) || err == nil && !job.DeletionTimestamp.IsZero() {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("job %s/%s: %w", ns, name, err)
+	}
+	if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete the finished Job %s/%s: %w", ns, name, err)
+	}
+	log.FromContext(ctx).Info("deleted a finished Job, which held "+held, "job", name)
 	return nil
 }
 

@@ -24,8 +24,6 @@ const (
 	InstallContainerName = resources.InstallContainer
 )
 
-var batchv1acExtractJob = batchv1ac.ExtractJob
-
 // verify restores a succeeded backup into a scratch server when asked, and records the verdict.
 func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL) error {
 	if !WantsVerify(b, m) || b.Status.Verification != "" {
@@ -42,7 +40,7 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 	}
 	if job == nil {
 		desired := resources.VerifyJob(b, m, *b.Status.Location, r.BackupImage, ServerImage(m))
-		if err := reconcile.ApplyChild(ctx, r.Client, b, b.VerifyJobName(), &batchv1.Job{}, desired, batchv1acExtractJob); err != nil {
+		if err := reconcile.ApplyChild(ctx, r.Client, b, b.VerifyJobName(), &batchv1.Job{}, desired, batchv1ac.ExtractJob); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("verification started", "job", b.VerifyJobName())
@@ -91,14 +89,20 @@ func Location(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL) (appsv1alpha1.
 	if b.Status.Location != nil {
 		return *b.Status.Location, true
 	}
-	storage, encryption := b.Spec.Storage, b.Spec.Encryption
+	storage, encryption := StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
 	if storage == nil {
-		if m == nil || m.Spec.Backup == nil {
-			return appsv1alpha1.BackupLocation{}, false
-		}
-		storage, encryption = &m.Spec.Backup.Storage, m.Spec.Backup.Encryption
+		return appsv1alpha1.BackupLocation{}, false
 	}
 	return appsv1alpha1.BackupLocation{Storage: *storage.DeepCopy(), Key: b.Key(*storage), Encryption: encryption.DeepCopy()}, true
+}
+
+// StorageOf is the storage and encryption a backup asks for, or else those of m's spec.backup;
+// a nil storage when neither names one.
+func StorageOf(storage *appsv1alpha1.BackupStorage, encryption *appsv1alpha1.BackupEncryption, m *appsv1alpha1.MySQL) (*appsv1alpha1.BackupStorage, *appsv1alpha1.BackupEncryption) {
+	if storage == nil && m != nil && m.Spec.Backup != nil {
+		return &m.Spec.Backup.Storage, m.Spec.Backup.Encryption
+	}
+	return storage, encryption
 }
 
 // ServerImage is the image of the server m runs, whose tools take and load its dumps.
@@ -127,10 +131,6 @@ func setComplete(b *appsv1alpha1.MySQLBackup, status metav1.ConditionStatus, rea
 func setVerified(b *appsv1alpha1.MySQLBackup, status metav1.ConditionStatus, reason, message string) {
 	reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{
 		Type: appsv1alpha1.ConditionVerified, Status: status, Reason: reason, Message: message})
-}
-
-func meta(conditions []metav1.Condition, conditionType string) bool {
-	return apimeta.IsStatusConditionTrue(conditions, conditionType)
 }
 
 // recordTransitions emits an Event when a backup succeeds, fails, or gets a verification verdict.

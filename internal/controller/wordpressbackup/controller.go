@@ -96,10 +96,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.WordPressBackup)
 	} else if err != nil {
 		return fmt.Errorf("MySQL of WordPressBackup %s/%s: %w", b.Namespace, b.Name, err)
 	}
-	storage, encryption := b.Spec.Storage, b.Spec.Encryption
-	if storage == nil && m.Spec.Backup != nil {
-		storage, encryption = &m.Spec.Backup.Storage, m.Spec.Backup.Encryption
-	}
+	storage, encryption := mysqlbackup.StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
 	if storage == nil {
 		b.Status.Phase = appsv1alpha1.BackupFailed
 		b.Status.CompletionTime = ptr.To(metav1.Now())
@@ -186,18 +183,7 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 // deleteArchiveJob deletes the finished archive Job and its pod once the outcome is recorded: a
 // pod, even completed, that names the site's volume keeps the volume from being deleted.
 func (r *Reconciler) deleteArchiveJob(ctx context.Context, b *appsv1alpha1.WordPressBackup) error {
-	job := &batchv1.Job{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.ContentJobName()}, job); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !job.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete the finished Job %s/%s: %w", b.Namespace, job.Name, err)
-	}
-	log.FromContext(ctx).Info("deleted the finished archive Job, which held the site's volume", "job", job.Name)
-	return nil
+	return mysqlbackup.DeleteJob(ctx, r.Client, b.Namespace, b.ContentJobName(), "the site's volume")
 }
 
 func (r *Reconciler) fail(b *appsv1alpha1.WordPressBackup, message string) error {
