@@ -30,9 +30,7 @@ INSERT INTO files VALUES (1, REPEAT(UNHEX('00FF7F80'), 1048576));`
 func TestMySQLBackupsRestoreOnARealNode(t *testing.T) {
 	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "backup", restricted)
-	kubectl(t, "", "create", "secret", "generic", "-n", ns, "s3-keys",
-		"--from-literal="+appsv1alpha1.SecretKeyAccessKeyID+"="+store.AccessKey,
-		"--from-literal="+appsv1alpha1.SecretKeySecretAccessKey+"="+store.SecretKey)
+	createS3Keys(t, ns, store)
 	kubectl(t, "", "create", "secret", "generic", "-n", ns, "backup-key", "--from-literal=passphrase=correct horse battery staple")
 	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
@@ -224,6 +222,15 @@ spec:
 			t.Errorf("status.location = %+v, encrypted %t", b.Status.Location, b.Status.Encrypted)
 		}
 	})
+}
+
+// createS3Keys creates the Secret s3-keys with store's access keys, as a user gives a backup its
+// credentials.
+func createS3Keys(t *testing.T, ns string, store *testutil.ObjectStore) {
+	t.Helper()
+	kubectl(t, "", "create", "secret", "generic", "-n", ns, "s3-keys",
+		"--from-literal="+appsv1alpha1.SecretKeyAccessKeyID+"="+store.AccessKey,
+		"--from-literal="+appsv1alpha1.SecretKeySecretAccessKey+"="+store.SecretKey)
 }
 
 // waitBackup waits until the backup succeeded and, when verify, passed verification.

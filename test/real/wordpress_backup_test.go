@@ -24,9 +24,7 @@ import (
 func TestWordPressSiteComesBackFromARestorePoint(t *testing.T) {
 	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "wpbak", baseline)
-	kubectl(t, "", "create", "secret", "generic", "-n", ns, "s3-keys",
-		"--from-literal="+appsv1alpha1.SecretKeyAccessKeyID+"="+store.AccessKey,
-		"--from-literal="+appsv1alpha1.SecretKeySecretAccessKey+"="+store.SecretKey)
+	createS3Keys(t, ns, store)
 	site := func(restore string) string {
 		return fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
