@@ -98,6 +98,11 @@ type MemcachedSpec struct {
 	// PodAnnotations are added to the pods.
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// Upgrade says how long a change of the pods may take and whether a failed one is rolled back.
+	// +kubebuilder:default={}
+	// +optional
+	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
 }
 
 // MemcachedStatus is what the operator observed of the memcached cluster.
@@ -130,6 +135,11 @@ type MemcachedStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is what the operator knows of the pods' revisions: the running and the desired one,
+	// the last good one, and the one rolled back.
+	// +optional
+	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
 // Memcached runs a memcached cluster of stably named members behind a headless Service.
@@ -141,7 +151,10 @@ type MemcachedStatus struct {
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -147,6 +147,11 @@ type MySQLSpec struct {
 	// removed afterwards.
 	// +optional
 	Restore *MySQLRestore `json:"restore,omitempty"`
+
+	// Upgrade says how long a change of the pods may take and whether a failed one is rolled back.
+	// +kubebuilder:default={}
+	// +optional
+	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
 }
 
 // MySQLStatus is what the operator observed of the MySQL server.
@@ -184,6 +189,11 @@ type MySQLStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is what the operator knows of the pods' revisions: the running and the desired one,
+	// the last good one, and the one rolled back.
+	// +optional
+	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
 // MySQL runs a MySQL server on a persistent volume.
@@ -193,7 +203,10 @@ type MySQLStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the StatefulSet, its pod and the Services"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MySQL struct {
 	metav1.TypeMeta   `json:",inline"`

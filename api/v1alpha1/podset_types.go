@@ -61,6 +61,11 @@ type PodSetSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MaxUnavailable int32 `json:"maxUnavailable,omitempty"`
+
+	// Upgrade says how long a change of the pods may take and whether a failed one is rolled back.
+	// +kubebuilder:default={}
+	// +optional
+	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
 }
 
 // PodSetStatus is what the operator observed of the pods.
@@ -101,6 +106,11 @@ type PodSetStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is what the operator knows of the pods' revisions: the running and the desired one,
+	// the last good one, and the one rolled back.
+	// +optional
+	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
 // PodSet runs a number of bare pods from one template, owned directly by the PodSet.
@@ -111,7 +121,10 @@ type PodSetStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the pods, whose names are their hostnames"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type PodSet struct {
 	metav1.TypeMeta   `json:",inline"`

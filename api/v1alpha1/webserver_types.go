@@ -102,6 +102,11 @@ type WebServerSpec struct {
 	// PodAnnotations are added to the pods.
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// Upgrade says how long a change of the pods may take and whether a failed one is rolled back.
+	// +kubebuilder:default={}
+	// +optional
+	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
 }
 
 // WebServerStatus is what the operator observed of the web server cluster.
@@ -135,6 +140,11 @@ type WebServerStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is what the operator knows of the pods' revisions: the running and the desired one,
+	// the last good one, and the one rolled back.
+	// +optional
+	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
 // WebServer runs an nginx web server cluster behind a Service.
@@ -146,7 +156,10 @@ type WebServerStatus struct {
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebServer struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -131,6 +131,11 @@ type WordPressSpec struct {
 	// removed afterwards.
 	// +optional
 	Restore *WordPressRestore `json:"restore,omitempty"`
+
+	// Upgrade says how long a change of the pods may take and whether a failed one is rolled back.
+	// +kubebuilder:default={}
+	// +optional
+	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
 }
 
 // WordPressStatus is what the operator observed of the site.
@@ -168,6 +173,11 @@ type WordPressStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Rollout is what the operator knows of the pods' revisions: the running and the desired one,
+	// the last good one, and the one rolled back.
+	// +optional
+	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
 // WordPress runs a WordPress site on MySQL.
@@ -180,7 +190,10 @@ type WordPressStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
 // +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.status.conditions[?(@.type=="DatabaseReady")].status`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WordPress struct {
 	metav1.TypeMeta   `json:",inline"`
