@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // Reconciler reconciles WebServers.
@@ -43,7 +45,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the WebServer's children and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	ws := &appsv1alpha1.WebServer{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ws); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -53,32 +55,75 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	original := ws.DeepCopy()
+	pods, podsErr := reconcile.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
+	desired := revision(ws)
+	decision := rollout.Decide(rollout.Input{Policy: ws.Spec.Upgrade, Status: ws.Status.Rollout, Desired: desired, Pods: pods, Now: time.Now()})
+	// target is the WebServer as this pass builds it: the spec, or the last good pods of a rolled
+	// back one.
+	target := ws.DeepCopy()
 	dep := &appsv1.Deployment{}
 	defer func() {
 		observed := dep
 		if dep.UID == "" {
 			observed = nil
 		}
-		pods, podsErr := reconcile.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
-		ws.Status = computeStatus(ws, observed, pods, podsErr, err)
+		if err == nil && rolloutComplete(observed, target) {
+			decision.Complete(desired, time.Now())
+		}
+		ws.Status = computeStatus(target, decision, observed, pods, podsErr, err)
 		r.recordUpgrade(original, ws)
+		rollout.Record(ctx, r.Recorder, ws, "WebServer", decision)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, podsErr, reconcile.PatchStatus(ctx, r.Client, original, ws,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
+		if err == nil {
+			// The progress deadline of a rollout under way runs out with no event to tell of it.
+			result.RequeueAfter = decision.Recheck
+		}
 	}()
+	if podsErr != nil {
+		return ctrl.Result{}, podsErr
+	}
+	if target.Spec, err = rollout.Target(decision, ws.Spec, podFields); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	// nginx's server block comes first: the pods mount it.
 	if err := reconcile.ApplyChild(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
-		resources.ConfigMap(ws), corev1ac.ExtractConfigMap); err != nil {
+		resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, reconcile.Concurrently(
-		func() error { return r.reconcileDeployment(ctx, ws, dep) },
-		func() error { return r.reconcileService(ctx, ws) },
+		func() error { return r.reconcileDeployment(ctx, target, dep) },
+		func() error { return r.reconcileService(ctx, target) },
 	)
+}
+
+// revision is the revision of the pods the spec as written asks for.
+func revision(ws *appsv1alpha1.WebServer) rollout.Revision {
+	return rollout.Revision{
+		Name:  rollout.Hash(resources.Deployment(ws).Spec.Template),
+		Image: ws.Spec.Image,
+		Spec:  rollout.Snapshot(ws.Spec),
+	}
+}
+
+// podFields copies into spec what makes a WebServer's pods from the spec of a good revision.
+func podFields(spec, good *appsv1alpha1.WebServerSpec) {
+	spec.Image, spec.Port, spec.Resources = good.Image, good.Port, good.Resources
+	spec.PodSecurityContext, spec.SecurityContext = good.PodSecurityContext, good.SecurityContext
+	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
+	spec.PodLabels, spec.PodAnnotations = good.PodLabels, good.PodAnnotations
+}
+
+// rolloutComplete tells whether the Deployment runs the pass's target on every replica, at least
+// one of them, all available: evidence that the target's revision is good.
+func rolloutComplete(dep *appsv1.Deployment, target *appsv1alpha1.WebServer) bool {
+	want := reconcile.DeploymentWant{Replicas: target.DesiredReplicas(), Image: target.Spec.Image, Container: resources.ContainerName}
+	return want.Replicas > 0 && reconcile.DeploymentComplete(dep, want)
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {

@@ -8,13 +8,16 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
-// computeStatus derives the status of ws from its Deployment as last observed (nil when it does
-// not exist yet or could not be read), from its pods (or the error reading them) and from the
-// error of the current pass, if any.
-func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.WebServerStatus {
+// computeStatus derives the status of ws, whose spec is the one the pass applied (the last good
+// revision's pod fields while the spec's revision is rolled back), from the pass's rollout
+// decision, from its Deployment as last observed (nil when it does not exist yet or could not be
+// read), from its pods (or the error reading them) and from the error of the current pass, if any.
+func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.Deployment, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.WebServerStatus {
 	status := *ws.Status.DeepCopy()
+	status.Rollout = d.Status
 	status.ObservedGeneration = ws.Generation
 	status.Selector = labels.SelectorFromSet(ws.SelectorLabels()).String()
 	status.Replicas, status.ReadyReplicas, status.UpdatedReplicas = 0, 0, 0
@@ -30,8 +33,8 @@ func computeStatus(ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, pods []co
 	}
 	reconcile.SetConditions(&status.Conditions, ws.Generation,
 		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
-		reconcile.DeploymentProgressing(dep, want, complete, reconcileErr),
-		reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr))
+		d.Progressing(reconcile.DeploymentProgressing(dep, want, complete, reconcileErr)),
+		d.Degraded(reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr), reconcileErr))
 	return status
 }
 
