@@ -59,6 +59,35 @@ func WedgedMembers(sts *appsv1.StatefulSet, pods []corev1.Pod, now time.Time) (w
 	return wedged, recheck
 }
 
+// RolledBackMembers returns the members of sts, in name order, that a failed revision made and
+// left not Ready: created at or after since, when that revision's rollout began, and of a revision
+// other than the StatefulSet's update revision, which is the restored one once the StatefulSet's
+// controller has seen the rollback. The StatefulSet would wait for them to become Ready before
+// replacing them, and a revision that merely never turns Ready names no problem that would let
+// WedgedMembers act before its grace; these need no grace, as their revision has already failed.
+// A member of the update revision, such as one of the restored revision that is starting, and a
+// Ready member are never returned.
+func RolledBackMembers(sts *appsv1.StatefulSet, pods []corev1.Pod, since time.Time) []*corev1.Pod {
+	if sts == nil || sts.Status.UpdateRevision == "" || sts.Status.ObservedGeneration < sts.Generation {
+		return nil
+	}
+	var failed []*corev1.Pod
+	for i := range pods {
+		pod := &pods[i]
+		owner := metav1.GetControllerOf(pod)
+		revision := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
+		// Creation times have whole seconds: a member created in the second the rollout began
+		// counts as the failed revision's.
+		if owner == nil || owner.UID != sts.UID || pod.DeletionTimestamp != nil || PodReady(pod) ||
+			revision == "" || revision == sts.Status.UpdateRevision || pod.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+			continue
+		}
+		failed = append(failed, pod)
+	}
+	slices.SortFunc(failed, func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	return failed
+}
+
 // notReadySince is when the pod last stopped being Ready, or was created.
 func notReadySince(pod *corev1.Pod) time.Time {
 	for _, c := range pod.Status.Conditions {
@@ -81,26 +110,51 @@ type WedgedDeletions struct {
 // update revision; owner, the instance, hears of it in an Event and the log, once per pod. A pod
 // already gone or replaced is no error.
 func (d *WedgedDeletions) Delete(ctx context.Context, c client.Client, recorder events.EventRecorder, owner client.Object, pod *corev1.Pod) error {
-	if !d.claim(pod.UID) {
-		return nil
-	}
-	why := "it is not Ready"
-	if p := FindPodProblem(pod); p != nil {
-		why = p.Message
-	}
-	err := c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
-		d.release(pod.UID)
-		return fmt.Errorf("delete wedged pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	why, deleted, err := d.deleteMember(ctx, c, pod)
+	if !deleted {
+		return err
 	}
 	log.FromContext(ctx).Info("deleted a member of an older revision that cannot become Ready, so that the StatefulSet recreates it from the current spec",
 		"pod", pod.Name, "revision", pod.Labels[appsv1.ControllerRevisionHashLabelKey], "reason", why)
 	recorder.Eventf(owner, pod, corev1.EventTypeWarning, appsv1alpha1.EventWedgedPodDeleted, "Delete",
 		"deleted pod %s of an older revision so that it restarts with the current spec: %s", pod.Name, why)
 	return nil
+}
+
+// DeleteRolledBack deletes pod, a member RolledBackMembers named, so that the StatefulSet
+// recreates it from the restored revision; failed and restored are the instance's names of the
+// two revisions, for the Event. Like Delete, it acts once per pod.
+func (d *WedgedDeletions) DeleteRolledBack(ctx context.Context, c client.Client, recorder events.EventRecorder, owner client.Object, pod *corev1.Pod, failed, restored string) error {
+	why, deleted, err := d.deleteMember(ctx, c, pod)
+	if !deleted {
+		return err
+	}
+	log.FromContext(ctx).Info("deleted a member of a rolled back revision, so that the StatefulSet recreates it from the restored one",
+		"pod", pod.Name, "failed", failed, "restored", restored, "reason", why)
+	recorder.Eventf(owner, pod, corev1.EventTypeWarning, appsv1alpha1.EventWedgedPodDeleted, "Delete",
+		"deleted pod %s of the failed revision %s so that it restarts with the restored revision %s: %s", pod.Name, failed, restored, why)
+	return nil
+}
+
+// deleteMember deletes pod unless this process already did; deleted tells whether this call did,
+// and why is what kept the pod from becoming Ready.
+func (d *WedgedDeletions) deleteMember(ctx context.Context, c client.Client, pod *corev1.Pod) (why string, deleted bool, err error) {
+	if !d.claim(pod.UID) {
+		return "", false, nil
+	}
+	why = "it is not Ready"
+	if p := FindPodProblem(pod); p != nil {
+		why = p.Message
+	}
+	err = c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		d.release(pod.UID)
+		return "", false, fmt.Errorf("delete wedged pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return why, true, nil
 }
 
 // claim records uid as deleted unless it already is, forgetting deletions old enough for any cache

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -74,6 +75,67 @@ func TestWedgedMembers(t *testing.T) {
 				if names[i] != tt.wedged[i] {
 					t.Errorf("wedged %v, want %v", names, tt.wedged)
 				}
+			}
+		})
+	}
+}
+
+func TestRolledBackMembers(t *testing.T) {
+	began := time.Date(2026, 1, 1, 12, 0, 0, 500_000_000, time.UTC)
+	// The StatefulSet's controller has seen the rollback: the update revision is the restored one.
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", UID: "sts", Generation: 5},
+		Status:     appsv1.StatefulSetStatus{ObservedGeneration: 5, CurrentRevision: "cache-good", UpdateRevision: "cache-good"},
+	}
+	member := func(name, revision string, created time.Time, ready bool, mutate ...func(*corev1.Pod)) corev1.Pod {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		p := corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
+				Labels:          map[string]string{appsv1.ControllerRevisionHashLabelKey: revision},
+				OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "cache", UID: "sts", Controller: ptr.To(true)}}},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
+		}
+		for _, m := range mutate {
+			m(&p)
+		}
+		return p
+	}
+	foreign := func(p *corev1.Pod) { p.OwnerReferences[0].UID = "other" }
+	deleting := func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.NewTime(began)) }
+	after, sameSecond, before := began.Add(time.Minute), began.Truncate(time.Second), began.Add(-time.Hour)
+	tests := []struct {
+		name   string
+		sts    *appsv1.StatefulSet
+		pods   []corev1.Pod
+		failed []string
+	}{
+		{"a member of the failed revision that never turned Ready", sts, []corev1.Pod{member("cache-2", "cache-bad", after, false)}, []string{"cache-2"}},
+		{"created in the second the rollout began", sts, []corev1.Pod{member("cache-2", "cache-bad", sameSecond, false)}, []string{"cache-2"}},
+		{"a Ready member of the failed revision is left for the StatefulSet to replace", sts,
+			[]corev1.Pod{member("cache-2", "cache-bad", after, true)}, nil},
+		{"the restored revision starting is never touched", sts, []corev1.Pod{member("cache-2", "cache-good", after, false)}, nil},
+		{"a member older than the rollout is not the failed revision's", sts, []corev1.Pod{member("cache-0", "cache-older", before, false)}, nil},
+		{"being deleted, not the StatefulSet's, or of no known revision", sts, []corev1.Pod{
+			member("cache-0", "cache-bad", after, false, deleting), member("cache-1", "cache-bad", after, false, foreign),
+			member("cache-2", "", after, false)}, nil},
+		{"several, in name order", sts, []corev1.Pod{
+			member("cache-2", "cache-bad", after, false), member("cache-1", "cache-bad", after, false)}, []string{"cache-1", "cache-2"}},
+		{"the StatefulSet's controller has not seen the rollback yet", &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{UID: "sts", Generation: 6}, Status: sts.Status,
+		}, []corev1.Pod{member("cache-2", "cache-bad", after, false)}, nil},
+		{"no StatefulSet", nil, []corev1.Pod{member("cache-2", "cache-bad", after, false)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var names []string
+			for _, p := range RolledBackMembers(tt.sts, tt.pods, began) {
+				names = append(names, p.Name)
+			}
+			if !slices.Equal(names, tt.failed) {
+				t.Errorf("failed members %v, want %v", names, tt.failed)
 			}
 		})
 	}
