@@ -23,6 +23,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // Reconciler reconciles Memcacheds.
@@ -46,7 +47,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile applies the Memcached's children and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	mc := &appsv1alpha1.Memcached{}
 	if err := r.Client.Get(ctx, req.NamespacedName, mc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -56,30 +57,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	original := mc.DeepCopy()
+	pods, podsErr := r.listPods(ctx, mc)
+	desired := revision(mc)
+	decision := decide(mc, desired, pods)
+	// target is the Memcached as this pass builds it: the spec, or the last good members of a
+	// rolled back one.
+	target := mc.DeepCopy()
 	sts := &appsv1.StatefulSet{}
 	defer func() {
 		observed := sts
 		if sts.UID == "" {
 			observed = nil
 		}
-		// The pods are read even when a step failed, so that a passing error does not empty
-		// status.nodes while the members keep serving.
-		pods, listErr := r.listPods(ctx, mc)
-		mc.Status = computeStatus(mc, observed, pods, listErr, err)
+		if err == nil && target.DesiredSize() > 0 && rolloutComplete(target, observed) {
+			decision.Complete(desired, time.Now())
+		}
+		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
+		rollout.Record(ctx, r.Recorder, mc, "Memcached", decision)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
-		err = errors.Join(err, listErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
+		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
+		if err == nil {
+			// The progress deadline of a rollout under way runs out with no event to tell of it.
+			result.RequeueAfter = earliest(result.RequeueAfter, decision.Recheck)
+		}
 	}()
+	if podsErr != nil {
+		return ctrl.Result{}, podsErr
+	}
+	if target.Spec, err = rollout.Target(decision, mc.Spec, podFields); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	if err := reconcile.Concurrently(
-		func() error { return r.reconcileStatefulSet(ctx, mc, sts) },
-		func() error { return r.reconcileService(ctx, mc) },
+		func() error { return r.reconcileStatefulSet(ctx, target, sts) },
+		func() error { return r.reconcileService(ctx, target) },
 	); err != nil {
 		return ctrl.Result{}, err
 	}
-	recheck, err := r.replaceWedgedMember(ctx, mc, sts)
+	if replaced, err := r.replaceFailedMembers(ctx, mc, sts, pods, decision); err != nil || replaced {
+		// The members left wait for a pass that sees the deletion.
+		return ctrl.Result{}, err
+	}
+	recheck, err := r.replaceWedgedMember(ctx, mc, sts, pods)
 	return ctrl.Result{RequeueAfter: recheck}, err
 }
 
@@ -87,11 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // StatefulSet would wait for it forever, so a broken image or flags, once fixed in the spec, would
 // never roll out. One member at a time, and only while every other member exists and none is
 // terminating. recheck is when a member still in its grace should be looked at again.
-func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) (recheck time.Duration, err error) {
-	pods, err := r.listPods(ctx, mc)
-	if err != nil {
-		return 0, err
-	}
+func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
 	memberPods := members(mc, sts, pods)
 	wedged, recheck := reconcile.WedgedMembers(sts, memberPods, time.Now())
 	if len(wedged) == 0 || sts.Spec.Replicas == nil || len(memberPods) < int(*sts.Spec.Replicas) || anyTerminating(sts, pods) {

@@ -14,14 +14,18 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
-// computeStatus derives the status of mc from its StatefulSet as last observed (nil when it does
-// not exist yet), from the pods that carry its selector labels (or podsErr, why they could not be
-// read) and from the error of the current pass, if any. Pods that could not be read leave the
-// members last reported in place and Available and Degraded Unknown.
-func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.MemcachedStatus {
+// computeStatus derives the status of mc, whose spec is the one the pass applied (the last good
+// revision's member fields while the spec's revision is rolled back), from the pass's rollout
+// decision, from its StatefulSet as last observed (nil when it does not exist yet), from the pods
+// that carry its selector labels (or podsErr, why they could not be read) and from the error of
+// the current pass, if any. Pods that could not be read leave the members last reported in place
+// and Available and Degraded Unknown.
+func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.StatefulSet, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.MemcachedStatus {
 	status := *mc.Status.DeepCopy()
+	status.Rollout = d.Status
 	status.ObservedGeneration = mc.Generation
 	status.Selector = labels.SelectorFromSet(mc.SelectorLabels()).String()
 	status.Size = 0
@@ -56,8 +60,8 @@ func computeStatus(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []c
 	}
 	reconcile.SetConditions(&status.Conditions, mc.Generation,
 		availableCondition,
-		progressingCondition,
-		degraded(memberPods, podsErr, reconcileErr))
+		d.Progressing(progressingCondition),
+		d.Degraded(degraded(memberPods, podsErr, reconcileErr), reconcileErr))
 	return status
 }
 
