@@ -25,9 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // Reconciler reconciles MySQLs.
@@ -74,11 +74,15 @@ type observed struct {
 	claim *corev1.PersistentVolumeClaim
 	// claimErr is why the data PVC could not be read.
 	claimErr error
-	// pods are the server's pods, or podsErr why they could not be read.
-	pods    []corev1.Pod
-	podsErr error
+	// pods are the server's pods, or podsErr why they could not be read; podsRead tells whether
+	// the pass has read them.
+	pods     []corev1.Pod
+	podsErr  error
+	podsRead bool
 	// refusal explains why the spec's image was not rolled out, or is empty.
 	refusal string
+	// rollbackRefusal explains why a failed revision was not rolled back, or is empty.
+	rollbackRefusal string
 	// unverified explains that the spec's image was rolled out unchecked, or is empty.
 	unverified string
 	// gate is what the backup before an image change allows.
@@ -90,7 +94,7 @@ type observed struct {
 // Reconcile applies the MySQL's children and writes its status once. Deletion needs no step of its
 // own: owner references take the children, and the StatefulSet's claim retention policy and the
 // generated Secret's owner reference decide, by the deletion policy, whether data and passwords go too.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	m := &appsv1alpha1.MySQL{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -100,19 +104,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	original := m.DeepCopy()
 	var seen observed
+	// A pass that ends before it decides leaves the rollout as it was.
+	pass := rolloutPass{target: m.Spec, decision: rollout.Decision{Status: *m.Status.Rollout.DeepCopy()}}
 	defer func() {
-		if seen.claim == nil {
-			seen.claim, seen.claimErr = r.claim(ctx, m)
+		if err = r.writeStatus(ctx, original, m, &seen, &pass, err); err == nil {
+			// The progress deadline of a rollout under way runs out with no event to tell of it.
+			result.RequeueAfter = earliest(result.RequeueAfter, pass.decision.Recheck)
 		}
-		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
-		m.Status = computeStatus(m, seen, err)
-		r.recordTransitions(original, m)
-		reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
-		// A failed read leaves its conditions Unknown and is retried like any other error.
-		err = errors.Join(err, seen.claimErr, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, m,
-			func(m *appsv1alpha1.MySQL) any { return m.Status }))
-		// A pass waiting for a watched object to go needs no retry.
-		err = reconcile.Retry(err)
 	}()
 
 	if err := r.reconcileCredentials(ctx, m); err != nil {
@@ -137,46 +135,72 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	seen.unverified = unverifiedImage(newest, m.Spec.Image)
 	if seen.refusal = downgradeRefusal(newest, m.Spec.Image); seen.refusal != "" {
 		// Nothing of the workload changes: not the image, and not my.cnf, which the running
-		// server would read at its next restart.
+		// server would read at its next restart. A spec never applied has no rollout to judge.
 		return ctrl.Result{}, nil
 	}
-	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(m), corev1ac.ExtractConfigMap); err != nil {
+	return r.reconcileServer(ctx, m, &seen, &pass)
+}
+
+// reconcileServer decides which revision of the server to run, and applies my.cnf and the
+// StatefulSet built from it.
+func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass) (ctrl.Result, error) {
+	seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	if seen.podsRead = true; seen.podsErr != nil {
+		// Without the pod, no failure can be judged; the status reports the read error and the
+		// pass is retried.
+		return ctrl.Result{}, nil
+	}
+	nextBackup, err := r.decide(ctx, m, seen, pass, time.Now())
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	now := time.Now()
-	nextBackup, err := r.reconcileBackups(ctx, m, &seen, now)
-	if err != nil {
+	target := m.DeepCopy()
+	target.Spec = pass.target
+	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
 	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim)
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}
-	if err := r.reconcileStatefulSet(ctx, m, &seen, restore); err != nil {
+	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, pass.decision.RollBack); err != nil {
 		return ctrl.Result{}, err
 	}
-	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts)
+	pass.applied = true
+	if err := r.replaceFailedServer(ctx, m, *seen, pass.decision); err != nil {
+		return ctrl.Result{}, err
+	}
+	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts, seen.pods)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, seen)
+	return ctrl.Result{RequeueAfter: earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, *seen)
 }
 
-// reconcileBackups starts the scheduled backup that is due, takes the backup an image change
-// waits for, and summarises the backups in the status. next is when the next scheduled one is due.
-func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, now time.Time) (next time.Duration, err error) {
-	if next, err = r.reconcileSchedule(ctx, m, now); err != nil {
-		return 0, err
+// writeStatus computes the status from what the pass saw and decided and from passErr, its error,
+// records the Events it calls for and writes it if it changed; it returns the error to retry.
+func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass, passErr error) error {
+	if seen.claim == nil {
+		seen.claim, seen.claimErr = r.claim(ctx, m)
 	}
-	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
-		return 0, fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	if !seen.podsRead {
+		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 	}
-	if seen.gate, err = r.preUpgradeGate(ctx, m, seen.sts, list.Items, now); err != nil {
-		return 0, err
+	// The status speaks of the server the pass built: the spec, or the last good revision's.
+	built := m.DeepCopy()
+	built.Spec = pass.target
+	if passErr == nil && pass.applied && runsTarget(seen.sts, built) {
+		pass.decision.Complete(pass.desired, time.Now())
 	}
-	summarize(m, list.Items)
-	return next, nil
+	m.Status = computeStatus(built, pass.decision, *seen, passErr)
+	r.recordTransitions(original, m)
+	rollout.Record(ctx, r.Recorder, m, "MySQL", pass.decision)
+	reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
+	// A failed read leaves its conditions Unknown and is retried like any other error.
+	err := errors.Join(passErr, seen.claimErr, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, m,
+		func(m *appsv1alpha1.MySQL) any { return m.Status }))
+	// A pass waiting for a watched object to go needs no retry.
+	return reconcile.Retry(err)
 }
 
 // earliest is the sooner of two requeue delays, zero meaning none.
@@ -220,14 +244,9 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 	return reconcile.ApplyChild(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
 }
 
-// reconcileStatefulSet applies the StatefulSet; seen.sts receives it as the API server has it. While
-// a backup before an image change runs, the StatefulSet keeps the running image.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore) error {
-	target := m
-	if seen.gate.hold {
-		target = m.DeepCopy()
-		target.Spec.Image = resources.Image(seen.sts)
-	}
+// reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
+// seen.sts receives it as the API server has it.
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool) error {
 	sts := &appsv1.StatefulSet{}
 	result, before, err := reconcile.Apply(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(target, restore), appsv1ac.ExtractStatefulSet)
@@ -238,8 +257,9 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m *appsv1alpha1.M
 	switch {
 	case result == reconcile.Created:
 		r.Recorder.Eventf(m, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
-			"created StatefulSet %s running %s", m.ChildName(), m.Spec.Image)
-	case result == reconcile.Updated && resources.Image(before) != target.Spec.Image:
+			"created StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
+	case result == reconcile.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
+		// A rollback has its own Event.
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
 			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
 	}
@@ -262,11 +282,7 @@ func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) (*corev1.
 // replaceWedgedServer deletes the server's pod when it runs an older revision and cannot become
 // Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
 // spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
-func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet) (recheck time.Duration, err error) {
-	pods, err := reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
-	if err != nil {
-		return 0, fmt.Errorf("pods of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-	}
+func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
 	wedged, recheck := reconcile.WedgedMembers(sts, pods, time.Now())
 	for _, pod := range wedged {
 		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
@@ -277,15 +293,15 @@ func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.My
 }
 
 // recordTransitions emits Upgraded when a rollout has just completed, and a warning when a
-// downgrade is first refused.
+// downgrade or a rollback is first refused.
 func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade", "the server runs %s", m.Status.Image)
 	}
-	if reason(m, appsv1alpha1.ConditionDegraded) == appsv1alpha1.ReasonDowngradeRefused &&
-		reason(original, appsv1alpha1.ConditionDegraded) != appsv1alpha1.ReasonDowngradeRefused {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, appsv1alpha1.ReasonDowngradeRefused, "Upgrade",
-			"%s", conditionMessage(m, appsv1alpha1.ConditionDegraded))
+	for _, refused := range []string{appsv1alpha1.ReasonDowngradeRefused, appsv1alpha1.ReasonRollbackRefused} {
+		if reason(m, appsv1alpha1.ConditionDegraded) == refused && reason(original, appsv1alpha1.ConditionDegraded) != refused {
+			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, refused, "Upgrade", "%s", conditionMessage(m, appsv1alpha1.ConditionDegraded))
+		}
 	}
 }
 

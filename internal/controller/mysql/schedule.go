@@ -47,6 +47,26 @@ func ParseSchedule(policy *appsv1alpha1.MySQLBackupPolicy) (cron.Schedule, error
 	return schedule, nil
 }
 
+// reconcileBackups starts the scheduled backup that is due, takes the backup an image change
+// waits for (unless gated is false), and summarises the backups in the status. next is when the
+// next scheduled one is due; backups are the MySQL's backups.
+func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, now time.Time, gated bool) (next time.Duration, backups []appsv1alpha1.MySQLBackup, err error) {
+	if next, err = r.reconcileSchedule(ctx, m, now); err != nil {
+		return 0, nil, err
+	}
+	list := &appsv1alpha1.MySQLBackupList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
+		return 0, nil, fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	if gated {
+		if seen.gate, err = r.preUpgradeGate(ctx, m, seen.sts, list.Items, now); err != nil {
+			return 0, nil, err
+		}
+	}
+	summarize(m, list.Items)
+	return next, list.Items, nil
+}
+
 // dueTime is the latest schedule time from next on that is not after now, and how many earlier
 // ones were skipped.
 func dueTime(schedule cron.Schedule, next, now time.Time) (due time.Time, missed int32) {

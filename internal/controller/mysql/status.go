@@ -12,6 +12,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // downgradeRefusal explains why moving from the running image to the wanted one is refused, or is
@@ -68,9 +69,12 @@ func unverifiedImage(recorded, wanted string) string {
 		"%s, which the data volume records; a tag with a version, such as mysql:8.4.6, lets it check", wanted, recorded)
 }
 
-// computeStatus derives the status of m from what the pass observed and from its error, if any.
-func computeStatus(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) appsv1alpha1.MySQLStatus {
+// computeStatus derives the status of m, whose spec is the one the pass built the server from (the
+// last good revision's pod fields while the spec's revision is rolled back), from the pass's
+// rollout decision, from what it observed and from its error, if any.
+func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, reconcileErr error) appsv1alpha1.MySQLStatus {
 	status := *m.Status.DeepCopy()
+	status.Rollout = d.Status
 	status.ObservedGeneration = m.Generation
 	status.Endpoint = m.Endpoint()
 	status.SecretName = m.SecretName()
@@ -84,8 +88,8 @@ func computeStatus(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) app
 	}
 	reconcile.SetConditions(&status.Conditions, m.Generation,
 		available(m, seen),
-		progressing(m, seen, complete),
-		degraded(seen, reconcileErr))
+		d.Progressing(progressing(m, seen, complete)),
+		d.Degraded(degraded(seen, reconcileErr), reconcileErr))
 	return status
 }
 
@@ -127,6 +131,8 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	switch {
 	case seen.refusal != "":
 		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
+	case seen.rollbackRefusal != "":
+		c.Reason, c.Message = appsv1alpha1.ReasonRollbackRefused, "the rollout failed and cannot be rolled back; see Degraded"
 	case seen.restoreWait != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
 	case seen.gate.hold && !seen.gate.failed:
@@ -147,7 +153,7 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	return c
 }
 
-// degraded is True when the pass failed, a downgrade was refused or the server's pod cannot run
+// degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod cannot run
 // (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
@@ -156,6 +162,8 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
 	case seen.refusal != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
+	case seen.rollbackRefusal != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRollbackRefused, seen.rollbackRefusal
 	case seen.gate.failed:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonPreUpgradeBackupFailed, seen.gate.message
 	case seen.restoreWait != "" && !strings.HasPrefix(seen.restoreWait, restoreWaitingPrefix):

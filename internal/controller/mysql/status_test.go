@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 func TestDowngradeRefusal(t *testing.T) {
@@ -131,7 +132,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status := computeStatus(m.DeepCopy(), tt.seen, tt.err)
+			status := computeStatus(m.DeepCopy(), rollout.Decision{}, tt.seen, tt.err)
 			check := func(condType string, want metav1.ConditionStatus, reason string) {
 				c := meta.FindStatusCondition(status.Conditions, condType)
 				if c == nil || c.Status != want || c.ObservedGeneration != 3 || (reason != "" && c.Reason != reason) {
