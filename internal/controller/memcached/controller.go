@@ -75,7 +75,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
 		rollout.Record(ctx, r.Recorder, mc, "Memcached", decision)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, mc,
+		// Pods that could not be read show no failure, leave the members last reported in place
+		// and are read again on retry.
+		err = errors.Join(err, podsErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
@@ -84,9 +86,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			result.RequeueAfter = earliest(result.RequeueAfter, decision.Recheck)
 		}
 	}()
-	if podsErr != nil {
-		return ctrl.Result{}, podsErr
-	}
 	if target.Spec, err = rollout.Target(decision, mc.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -164,7 +164,7 @@ func holds(t *testing.T, d time.Duration, check func() error) {
 	}
 }
 
-func gone(t *testing.T, ns string, pod *corev1.Pod, within time.Duration) {
+func gone(t *testing.T, pod *corev1.Pod, within time.Duration) {
 	t.Helper()
 	testutil.Eventually(t, within, func(ctx context.Context) error {
 		got := &corev1.Pod{}
@@ -218,7 +218,7 @@ func TestFailedImageIsRolledBack(t *testing.T) {
 	// The StatefulSet's controller sees the restored template as its update revision: the failed
 	// member goes at once, the serving one stays.
 	setRevisions(t, ns, appsv1alpha1.DefaultMemcachedImage, revGood, revGood, 1, 1)
-	gone(t, ns, failed, 5*time.Second)
+	gone(t, failed, 5*time.Second)
 	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 	if got := get(t, ns, "cache-0", &corev1.Pod{}); got.UID != serving.UID {
 		t.Errorf("the serving member cache-0 was replaced")
@@ -282,7 +282,7 @@ func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 	rolledBack := waitMemcached(t, ns, degradedIs(metav1.ConditionTrue, appsv1alpha1.ReasonRolledBack))
 	failed := rolledBack.Status.Rollout.Failed.Name
 	setRevisions(t, ns, appsv1alpha1.DefaultMemcachedImage, revGood, revGood, 1, 1)
-	gone(t, ns, failedMember, 5*time.Second)
+	gone(t, failedMember, 5*time.Second)
 	// Creation times have whole seconds: a person fixes the spec later than the second the
 	// failed member was made, which would otherwise count as the new revision's.
 	time.Sleep(time.Second)
@@ -357,7 +357,7 @@ func TestMembersThatNeverTurnReadyAreRolledBackAtTheDeadline(t *testing.T) {
 		t.Errorf("status.rollout.failed = %+v, want ProgressDeadlineExceeded", f)
 	}
 	setRevisions(t, ns, appsv1alpha1.DefaultMemcachedImage, revGood, revGood, 1, 1)
-	gone(t, ns, failed, 5*time.Second)
+	gone(t, failed, 5*time.Second)
 }
 
 func TestMembersAreReplacedOneAtATime(t *testing.T) {

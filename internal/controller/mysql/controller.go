@@ -144,12 +144,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // reconcileServer decides which revision of the server to run, and applies my.cnf and the
 // StatefulSet built from it.
 func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass) (ctrl.Result, error) {
+	// Pods that could not be read show no failure: the status reports the read error, and the
+	// pass is retried.
 	seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
-	if seen.podsRead = true; seen.podsErr != nil {
-		// Without the pod, no failure can be judged; the status reports the read error and the
-		// pass is retried.
-		return ctrl.Result{}, nil
-	}
+	seen.podsRead = true
 	nextBackup, err := r.decide(ctx, m, seen, pass, time.Now())
 	if err != nil {
 		return ctrl.Result{}, err

@@ -138,7 +138,7 @@ func TestBackupBeforeUpgradeDoesNotStartTheDeadline(t *testing.T) {
 	}
 	// The pod never turned Ready and names no problem: it goes at once, not after a grace.
 	restoredObserved(t, ns, imageIs("mysql:8.4.6"))
-	podGone(t, ns, starting, 5*time.Second)
+	podGone(t, starting, 5*time.Second)
 }
 
 func containsAll(s string, words ...string) bool {

@@ -78,7 +78,7 @@ func restoredObserved(t *testing.T, ns string, check func(*appsv1.StatefulSet) e
 	setRevisions(t, ns, "db", revGood, revGood)
 }
 
-func podGone(t *testing.T, ns string, pod *corev1.Pod, within time.Duration) {
+func podGone(t *testing.T, pod *corev1.Pod, within time.Duration) {
 	t.Helper()
 	testutil.Eventually(t, within, func(ctx context.Context) error {
 		got := &corev1.Pod{}
@@ -162,7 +162,7 @@ func TestFailedImageIsRolledBack(t *testing.T) {
 
 	// Once the StatefulSet's controller has seen the restored template, the failed pod goes at once.
 	restoredObserved(t, ns, imageIs("mysql:8.4.6"))
-	podGone(t, ns, failed, 5*time.Second)
+	podGone(t, failed, 5*time.Second)
 	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 
 	// The restored revision's pod is left to start, and even failing it neither rolls back again
@@ -234,7 +234,7 @@ func TestRejectedConfigIsRolledBack(t *testing.T) {
 		t.Error(err)
 	}
 	restoredObserved(t, ns, goodConfig)
-	podGone(t, ns, failed, 5*time.Second)
+	podGone(t, failed, 5*time.Second)
 
 	// Creation times have whole seconds: a person fixes the spec later than the second the
 	// failed pod was made, which would otherwise count as the new revision's.

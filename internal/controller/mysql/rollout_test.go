@@ -94,7 +94,7 @@ func TestRollbackRefusal(t *testing.T) {
 		if (msg != "") != tt.refused {
 			t.Errorf("data %q, restoring %s: refusal %q, want refused %v", tt.data, tt.restoring, msg, tt.refused)
 		}
-		if tt.refused && !(strings.Contains(msg, tt.data) && strings.Contains(msg, "db-pre-upgrade") && strings.Contains(msg, "CrashLoopBackOff")) {
+		if tt.refused && (!strings.Contains(msg, tt.data) || !strings.Contains(msg, "db-pre-upgrade") || !strings.Contains(msg, "CrashLoopBackOff")) {
 			t.Errorf("refusal %q, want it to name the recorded image, the failure and the backup", msg)
 		}
 	}
