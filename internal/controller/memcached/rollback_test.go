@@ -356,8 +356,11 @@ func TestMembersThatNeverTurnReadyAreRolledBackAtTheDeadline(t *testing.T) {
 	if f := mc.Status.Rollout.Failed; f == nil || f.Reason != appsv1alpha1.ReasonProgressDeadline {
 		t.Errorf("status.rollout.failed = %+v, want ProgressDeadlineExceeded", f)
 	}
+	t.Logf("rolled back %s after the image change", time.Since(started).Round(time.Millisecond))
+	observed := time.Now()
 	setRevisions(t, ns, appsv1alpha1.DefaultMemcachedImage, revGood, revGood, 1, 1)
 	gone(t, failed, 5*time.Second)
+	t.Logf("the failed member went %s after the StatefulSet showed the restored revision", time.Since(observed).Round(time.Millisecond))
 }
 
 func TestMembersAreReplacedOneAtATime(t *testing.T) {

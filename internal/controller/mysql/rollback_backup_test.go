@@ -137,8 +137,11 @@ func TestBackupBeforeUpgradeDoesNotStartTheDeadline(t *testing.T) {
 		t.Errorf("status.rollout.failed = %+v, want ProgressDeadlineExceeded naming the backup %s", f, name)
 	}
 	// The pod never turned Ready and names no problem: it goes at once, not after a grace.
+	t.Logf("rolled back %s after the backup let the image through", time.Since(opened).Round(time.Millisecond))
+	observed := time.Now()
 	restoredObserved(t, ns, imageIs("mysql:8.4.6"))
 	podGone(t, starting, 5*time.Second)
+	t.Logf("the failed pod went %s after the StatefulSet showed the restored revision", time.Since(observed).Round(time.Millisecond))
 }
 
 func containsAll(s string, words ...string) bool {
