@@ -153,8 +153,8 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 	return c
 }
 
-// degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod cannot run
-// (PodsDegraded), and Unknown when the pod could not be read.
+// degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod
+// cannot run (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
