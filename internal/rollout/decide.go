@@ -82,7 +82,7 @@ func Decide(in Input) Decision {
 		failure := failureOf(in, st.UpdateTime.Time)
 		switch {
 		case failure == nil:
-			d.Recheck = st.UpdateTime.Add(deadline(in.Policy)).Sub(in.Now)
+			d.Recheck = deadlineAt(in.Policy, st.UpdateTime.Time).Sub(in.Now)
 		case in.Policy.RollsBack():
 			st.Failed = failure
 			st.Rollbacks++
@@ -113,8 +113,11 @@ func (d *Decision) Complete(desired Revision, now time.Time) {
 	d.Recheck = 0
 }
 
-func deadline(policy appsv1alpha1.UpgradePolicy) time.Duration {
-	return time.Duration(policy.Deadline()) * time.Second
+// deadlineAt is when a rollout asked for at since has failed if it has not completed. The status
+// keeps since to the second, rounded down: the deadline counts from the second after, so that it
+// never runs out early, whichever copy of the status a pass reads.
+func deadlineAt(policy appsv1alpha1.UpgradePolicy, since time.Time) time.Time {
+	return since.Truncate(time.Second).Add(time.Second + time.Duration(policy.Deadline())*time.Second)
 }
 
 // failureOf is why the spec's revision, asked for since, has failed, or nil.
@@ -124,7 +127,7 @@ func failureOf(in Input, since time.Time) *appsv1alpha1.FailedRevision {
 		failure.Reason, failure.Message = p.Reason, p.Message
 		return failure
 	}
-	if in.Now.Sub(since) >= deadline(in.Policy) {
+	if !in.Now.Before(deadlineAt(in.Policy, since)) {
 		failure.Reason = appsv1alpha1.ReasonProgressDeadline
 		failure.Message = fmt.Sprintf("the pods of revision %s did not all become available within %ds", in.Desired.Name, in.Policy.Deadline())
 		return failure
