@@ -20,3 +20,18 @@ func PatchStatus[T client.Object](ctx context.Context, c client.Client, original
 	}
 	return nil
 }
+
+// PatchStatusOnce is PatchStatus on the resourceVersion the pass read, for a status that records
+// a decision to be made once. The cache may not show yet the status the pass before wrote: a pass
+// that read such a stale copy would make the same decision again, and its write now fails with a
+// Conflict, to be retried on the object as it is.
+func PatchStatusOnce[T client.Object](ctx context.Context, c client.Client, original, obj T, status func(T) any) error {
+	if equality.Semantic.DeepEqual(status(original), status(obj)) {
+		return nil
+	}
+	err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("write status of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
