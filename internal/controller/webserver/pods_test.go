@@ -46,8 +46,7 @@ func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason strin
 			readiness = corev1.ConditionTrue
 		}
 		if waitingReason != "" {
-			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason,
-				Message: fmt.Sprintf("Back-off pulling image %q", pod.Spec.Containers[0].Image)}}
+			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason, Message: waitingMessage(pod, waitingReason)}}
 		}
 		pod.Status = corev1.PodStatus{
 			Phase:             corev1.PodRunning,
@@ -56,6 +55,14 @@ func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason strin
 		}
 		return k8s.Status().Update(ctx, pod)
 	})
+}
+
+// waitingMessage is what the kubelet says of a container of pod waiting for reason.
+func waitingMessage(pod *corev1.Pod, reason string) string {
+	if reason == appsv1alpha1.ReasonCrashLoopBackOff {
+		return fmt.Sprintf("back-off 10s restarting failed container=nginx pod=%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+	}
+	return fmt.Sprintf("Back-off pulling image %q", pod.Spec.Containers[0].Image)
 }
 
 func TestPodThatCannotPullItsImageMakesItDegraded(t *testing.T) {
