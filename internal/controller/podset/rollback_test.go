@@ -173,7 +173,9 @@ func rollBack(t *testing.T, ns string) (failed, good string, kept map[string]typ
 	failed = newRevision(t, ns, badTemplate, good)
 	crashing := waitNewPod(t, ns, failed)
 	crashLoop(t, ns, crashing, "10s")
+	crashed := time.Now()
 	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	t.Logf("rolled back %s after the pod crash-looped", time.Since(crashed).Round(time.Millisecond))
 	kept = map[string]types.UID{}
 	for name, pod := range pods {
 		if name != crashing {

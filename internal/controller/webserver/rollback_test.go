@@ -141,7 +141,9 @@ func rollBack(t *testing.T, ns string) (failed, good string) {
 	good = firstRollout(t, ns, appsv1alpha1.UpgradePolicy{})
 	failed = newRevision(t, ns, `{"spec":{"image":"`+badImage+`"}}`, good)
 	startPod(t, ns, "web-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
+	crashed := time.Now()
 	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	t.Logf("rolled back %s after the pod crash-looped", time.Since(crashed).Round(time.Millisecond))
 	return failed, good
 }
 
