@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,4 +81,18 @@ func WantRolledBackEvent(t *testing.T, c client.Client, ns string, timeout time.
 		}
 		return nil
 	})
+}
+
+// RequireNoRolledBackEvent fails the test if namespace ns holds a RolledBack Event.
+func RequireNoRolledBackEvent(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := c.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == appsv1alpha1.EventRolledBack {
+			t.Errorf("RolledBack event %q", e.Note)
+		}
+	}
 }

@@ -348,15 +348,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	list := &eventsv1.EventList{}
-	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range list.Items {
-		if e.Reason == appsv1alpha1.EventRolledBack {
-			t.Errorf("RolledBack event %q with autoRollback false", e.Note)
-		}
-	}
+	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "PodSet"); got != counted {
 		t.Errorf("appkeeper_rollbacks_total{kind=PodSet} = %v, want %v", got, counted)
 	}

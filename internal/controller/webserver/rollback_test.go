@@ -9,8 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -85,14 +83,6 @@ func completeRollout(t *testing.T, ns, prefix string, n int) {
 	markDeploymentReady(t, ns)
 }
 
-func deletePod(t *testing.T, ns, name string) {
-	t.Helper()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	if err := k8s.Delete(context.Background(), pod); err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-}
-
 // firstRollout creates the WebServer web with two replicas of goodImage and the upgrade policy,
 // completes its first rollout and returns the revision the status records as the last good one.
 func firstRollout(t *testing.T, ns string, policy appsv1alpha1.UpgradePolicy) string {
@@ -147,22 +137,6 @@ func rollBack(t *testing.T, ns string) (failed, good string) {
 	return failed, good
 }
 
-// rolledBackEvents lists the RolledBack Events of namespace ns.
-func rolledBackEvents(t *testing.T, ns string) []eventsv1.Event {
-	t.Helper()
-	list := &eventsv1.EventList{}
-	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	var out []eventsv1.Event
-	for _, e := range list.Items {
-		if e.Reason == appsv1alpha1.EventRolledBack {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	ns := newNamespace(t)
 	counted := testutil.Rollbacks(t, "WebServer")
@@ -188,7 +162,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	}
 
 	// The Deployment controller scales the failed ReplicaSet down and the good one back up.
-	deletePod(t, ns, "web-b-0")
+	testutil.DeletePod(t, k8s, ns, "web-b-0")
 	markDeploymentReady(t, ns)
 	waitReason(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 	waitReason(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
@@ -204,7 +178,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	deletePod(t, ns, "web-b-0")
+	testutil.DeletePod(t, k8s, ns, "web-b-0")
 	markDeploymentReady(t, ns)
 	waitReason(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 
@@ -242,7 +216,7 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	deletePod(t, ns, "web-b-0")
+	testutil.DeletePod(t, k8s, ns, "web-b-0")
 
 	fixed := newRevision(t, ns, `{"spec":{"image":"nginx:1.25.3"}}`, good)
 	if fixed == failed {
@@ -290,9 +264,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.UpdateRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	if events := rolledBackEvents(t, ns); len(events) > 0 {
-		t.Errorf("RolledBack events %+v with autoRollback false", events)
-	}
+	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "WebServer"); got != counted {
 		t.Errorf("appkeeper_rollbacks_total{kind=WebServer} = %v, want %v", got, counted)
 	}

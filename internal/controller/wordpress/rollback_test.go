@@ -9,8 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,47 +26,12 @@ const (
 // site's Deployment as it stands and gives it a status, ready or waiting for waitingReason.
 func startPod(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	dep := get(t, ns, "blog", &appsv1.Deployment{})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: dep.Spec.Template.Labels},
-		Spec:       dep.Spec.Template.Spec,
-	}
-	if err := k8s.Create(context.Background(), pod); err != nil {
-		t.Fatal(err)
-	}
-	setPodStatus(t, ns, name, ready, waitingReason)
+	testutil.StartPod(t, k8s, get(t, ns, "blog", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
 }
 
 func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		pod := &corev1.Pod{}
-		if err := exists(ctx, ns, name, pod); err != nil {
-			return err
-		}
-		readiness, state := corev1.ConditionFalse, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-		if ready {
-			readiness = corev1.ConditionTrue
-		}
-		if waitingReason != "" {
-			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason,
-				Message: fmt.Sprintf("back-off 10s restarting failed container=wordpress pod=%s_%s(%s)", name, ns, pod.UID)}}
-		}
-		pod.Status = corev1.PodStatus{
-			Phase:             corev1.PodRunning,
-			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: readiness, LastTransitionTime: metav1.Now()}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "wordpress", Ready: ready, State: state}},
-		}
-		return k8s.Status().Update(ctx, pod)
-	})
-}
-
-func deletePod(t *testing.T, ns, name string) {
-	t.Helper()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	if err := k8s.Delete(context.Background(), pod); err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
+	testutil.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
 }
 
 // waitRollout waits until check accepts the site's rollout status and returns the WordPress.
@@ -171,7 +134,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	}
 
 	// The Deployment controller replaces the failed pod with one of the good template.
-	deletePod(t, ns, "blog-b-0")
+	testutil.DeletePod(t, k8s, ns, "blog-b-0")
 	markDeploymentReady(t, ns)
 	waitWordPress(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 	waitWordPress(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
@@ -191,7 +154,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	deletePod(t, ns, "blog-b-0")
+	testutil.DeletePod(t, k8s, ns, "blog-b-0")
 	markDeploymentReady(t, ns)
 	waitWordPress(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 
@@ -229,7 +192,7 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	deletePod(t, ns, "blog-b-0")
+	testutil.DeletePod(t, k8s, ns, "blog-b-0")
 
 	fixed := newRevision(t, ns, `{"spec":{"image":"wordpress:6.9.1-php8.3-apache"}}`, good)
 	if fixed == failed {
@@ -267,14 +230,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
-		for _, e := range events {
-			if e.Reason == appsv1alpha1.EventRolledBack {
-				t.Errorf("RolledBack event %q with autoRollback false", e.Note)
-			}
-		}
-		return nil
-	})
+	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "WordPress"); got != counted {
 		t.Errorf("appkeeper_rollbacks_total{kind=WordPress} = %v, want %v", got, counted)
 	}
