@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 
 // execute carries out p and returns the pods as they stand afterwards: those observed, minus the
 // ones deleted, plus the ones created. It stops at the first error.
-func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pods []corev1.Pod, p plan) ([]corev1.Pod, error) {
+func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, decision rollout.Decision, pods []corev1.Pod, p plan) ([]corev1.Pod, error) {
 	deleted := map[types.UID]bool{}
 	var err error
 	for _, d := range p.delete {
@@ -122,7 +122,7 @@ func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash 
 			after = append(after, pods[i])
 		}
 	}
-	r.recordDeletions(ps, d, p.delete, deleted)
+	r.recordDeletions(ps, decision, p.delete, deleted)
 	if err != nil {
 		return after, err
 	}
