@@ -1,5 +1,6 @@
 // Package podset runs PodSets: it keeps spec.replicas bare pods of the current template, owned by
-// the PodSet, replacing pods of an older template maxUnavailable at a time.
+// the PodSet, replacing pods of an older template maxUnavailable at a time. A template whose pods
+// fail is rolled back to the last one whose pods were all ready, the same way.
 package podset
 
 import (
@@ -7,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +24,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // Reconciler reconciles PodSets.
@@ -41,8 +44,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile creates and deletes the PodSet's pods as planPods decides and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+// Reconcile creates and deletes the pods as planPods decides, from the spec's template or, while
+// the spec's revision is rolled back, the last good one, and writes its status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	ps := &appsv1alpha1.PodSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -52,22 +56,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	original := ps.DeepCopy()
-	hash := resources.TemplateHash(&ps.Spec.Template)
 	pods, podsErr := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
+	desired := revision(ps)
+	decision := decide(ps, desired, pods, podsErr)
+	// target is the PodSet as this pass builds its pods: the spec, or the last good template of a
+	// rolled back one; hash is the hash of its template.
+	target, hash := ps.DeepCopy(), desired.Name
 	defer func() {
-		ps.Status = computeStatus(ps, hash, pods, podsErr, err)
+		if err == nil && rolloutComplete(target, hash, pods) {
+			decision.Complete(desired, time.Now())
+		}
+		ps.Status = computeStatus(target, hash, decision, pods, podsErr, err)
 		r.recordUpgrade(original, ps)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, ps,
+		err = errors.Join(err, rollout.WriteStatus(ctx, r.Client, r.Recorder, "PodSet", original, ps, decision,
 			func(p *appsv1alpha1.PodSet) any { return p.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
+		if err == nil {
+			// The progress deadline of a rollout under way runs out with no event to tell of it.
+			result.RequeueAfter = decision.Recheck
+		}
 	}()
 
 	if podsErr != nil {
 		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, podsErr)
 	}
-	p := planPods(ps, hash, pods)
+	if target.Spec, err = rollout.Target(decision, ps.Spec, podFields); err != nil {
+		return ctrl.Result{}, err
+	}
+	hash = resources.TemplateHash(&target.Spec.Template)
+	p := planPods(target, hash, pods)
 	if p.replacesStale() {
 		// The maxUnavailable budget must count the pods as they are: a cache that has not yet
 		// seen the pod a previous pass deleted would let this pass delete one more.
@@ -76,10 +95,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 		}
 		pods = fresh.Items
-		p = planPods(ps, hash, pods)
+		p = planPods(target, hash, pods)
 	}
 	r.recordScale(original)
-	pods, err = r.execute(ctx, ps, hash, pods, p)
+	pods, err = r.execute(ctx, target, hash, decision, pods, p)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 	}
@@ -88,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // execute carries out p and returns the pods as they stand afterwards: those observed, minus the
 // ones deleted, plus the ones created. It stops at the first error.
-func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, p plan) ([]corev1.Pod, error) {
+func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, decision rollout.Decision, pods []corev1.Pod, p plan) ([]corev1.Pod, error) {
 	deleted := map[types.UID]bool{}
 	var err error
 	for _, d := range p.delete {
@@ -103,7 +122,7 @@ func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash 
 			after = append(after, pods[i])
 		}
 	}
-	r.recordDeletions(ps, p.delete, deleted)
+	r.recordDeletions(ps, decision, p.delete, deleted)
 	if err != nil {
 		return after, err
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // eventNames is how many pod names an event lists; a PodSet of hundreds of pods keeps short events.
@@ -33,21 +34,26 @@ func (r *Reconciler) recordUpgrade(original, ps *appsv1alpha1.PodSet) {
 }
 
 // recordDeletions emits one event per kind of replacement this pass started; scaling down has had
-// its Scaled event.
-func (r *Reconciler) recordDeletions(ps *appsv1alpha1.PodSet, planned []deletion, deleted map[types.UID]bool) {
+// its Scaled event. While d rolls back, the pods of another template are those of the revision that
+// failed, and their replacement puts the last good one back.
+func (r *Reconciler) recordDeletions(ps *appsv1alpha1.PodSet, d rollout.Decision, planned []deletion, deleted map[types.UID]bool) {
 	var old, failed, succeeded []string
-	for _, d := range planned {
+	for _, del := range planned {
 		switch {
-		case !deleted[d.pod.UID]:
-		case d.why == stale:
-			old = append(old, d.pod.Name)
-		case d.why == finished && d.pod.Status.Phase == corev1.PodFailed:
-			failed = append(failed, d.pod.Name)
-		case d.why == finished:
-			succeeded = append(succeeded, d.pod.Name)
+		case !deleted[del.pod.UID]:
+		case del.why == stale:
+			old = append(old, del.pod.Name)
+		case del.why == finished && del.pod.Status.Phase == corev1.PodFailed:
+			failed = append(failed, del.pod.Name)
+		case del.why == finished:
+			succeeded = append(succeeded, del.pod.Name)
 		}
 	}
-	if len(old) > 0 {
+	switch {
+	case len(old) > 0 && d.RollBack:
+		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventReplaced, "Replace",
+			"putting revision %s back: deleted %s", d.Status.CurrentRevision, nameList(old))
+	case len(old) > 0:
 		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
 			"replacing pods of an older template: deleted %s", nameList(old))
 	}

@@ -11,6 +11,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // counts are the pods of a PodSet that exist and are not terminating.
@@ -18,12 +19,15 @@ type counts struct {
 	replicas, ready, updated int32
 }
 
-// computeStatus derives the status of ps from its pods as they stand after this pass (observed,
-// minus those it deleted, plus those it created), whose current template hash is hash, and from the
-// error of the pass, if any. When the pods could not be read (podsErr), the pods last reported stay
-// and every condition is Unknown: a failed read is no evidence that the pods are gone.
-func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.PodSetStatus {
+// computeStatus derives the status of ps, whose template is the one the pass built its pods from
+// (the last good revision's while the spec's is rolled back), from the pass's rollout decision,
+// from its pods as they stand after this pass (observed, minus those it deleted, plus those it
+// created), whose current template hash is hash, and from the error of the pass, if any. When the
+// pods could not be read (podsErr), the pods last reported stay and every condition is Unknown: a
+// failed read is no evidence that the pods are gone.
+func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.PodSetStatus {
 	status := *ps.Status.DeepCopy()
+	status.Rollout = d.Status
 	status.ObservedGeneration = ps.Generation
 	status.Selector = labels.SelectorFromSet(ps.SelectorLabels()).String()
 	if podsErr != nil {
@@ -36,25 +40,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, pods
 		return status
 	}
 
-	var c counts
-	var names []member
-	var active []corev1.Pod
-	for i := range pods {
-		pod := &pods[i]
-		if !metav1.IsControlledBy(pod, ps) || pod.DeletionTimestamp != nil {
-			continue
-		}
-		active = append(active, *pod)
-		c.replicas++
-		if reconcile.PodReady(pod) {
-			c.ready++
-		}
-		if isCurrent(pod, hash) {
-			c.updated++
-		}
-		ordinal, _ := resources.Ordinal(ps, pod.Name)
-		names = append(names, member{pod, ordinal})
-	}
+	c, names, active := tally(ps, hash, pods)
 	status.Replicas, status.ReadyReplicas, status.UpdatedReplicas = c.replicas, c.ready, c.updated
 	status.PodNames = podNames(names)
 
@@ -70,9 +56,31 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod, pods
 	starting := reconcile.StartingPods(ps.Status.Conditions, active, want)
 	reconcile.SetConditions(&status.Conditions, ps.Generation,
 		available(want, c, starting),
-		progressing(want, c, complete, rollingOut),
-		degraded(active, reconcileErr))
+		d.Progressing(progressing(want, c, complete, rollingOut)),
+		d.Degraded(degraded(active, reconcileErr), reconcileErr))
 	return status
+}
+
+// tally counts the pods of ps that exist and are not terminating, and returns them with their
+// ordinals.
+func tally(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod) (c counts, members []member, active []corev1.Pod) {
+	for i := range pods {
+		pod := &pods[i]
+		if !metav1.IsControlledBy(pod, ps) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		active = append(active, *pod)
+		c.replicas++
+		if reconcile.PodReady(pod) {
+			c.ready++
+		}
+		if isCurrent(pod, hash) {
+			c.updated++
+		}
+		ordinal, _ := resources.Ordinal(ps, pod.Name)
+		members = append(members, member{pod, ordinal})
+	}
+	return c, members, active
 }
 
 // podNames lists the pods in ordinal order, which reads better than string order (web-2 before

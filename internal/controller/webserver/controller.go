@@ -72,10 +72,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		ws.Status = computeStatus(target, decision, observed, pods, podsErr, err)
 		r.recordUpgrade(original, ws)
-		rollout.Record(ctx, r.Recorder, ws, "WebServer", decision)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
-		err = errors.Join(err, podsErr, reconcile.PatchStatus(ctx, r.Client, original, ws,
+		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WebServer", original, ws, decision,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)

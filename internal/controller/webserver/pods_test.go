@@ -8,7 +8,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,41 +20,12 @@ import (
 // WebServer's Deployment and gives it a status, ready or waiting for waitingReason.
 func startPod(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	ctx := context.Background()
-	dep := get(t, ns, "web", &appsv1.Deployment{})
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: dep.Spec.Template.Labels},
-		Spec:       dep.Spec.Template.Spec,
-	}
-	if err := k8s.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	setPodStatus(t, ns, name, ready, waitingReason)
+	testutil.StartPod(t, k8s, get(t, ns, "web", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
 }
 
 func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		pod := &corev1.Pod{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
-			return err
-		}
-		readiness := corev1.ConditionFalse
-		state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-		if ready {
-			readiness = corev1.ConditionTrue
-		}
-		if waitingReason != "" {
-			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waitingReason,
-				Message: fmt.Sprintf("Back-off pulling image %q", pod.Spec.Containers[0].Image)}}
-		}
-		pod.Status = corev1.PodStatus{
-			Phase:             corev1.PodRunning,
-			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: readiness, LastTransitionTime: metav1.Now()}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "nginx", Ready: ready, State: state}},
-		}
-		return k8s.Status().Update(ctx, pod)
-	})
+	testutil.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
 }
 
 func TestPodThatCannotPullItsImageMakesItDegraded(t *testing.T) {

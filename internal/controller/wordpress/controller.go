@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,6 +27,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // mysqlNameIndex indexes WordPresses by the name of the MySQL they use, so that a change of a
@@ -70,10 +72,13 @@ type observed struct {
 	podsErr error
 	// restore is a restore of wp-content that is not over.
 	restore restoreState
+	// applied is true once the pass has applied the Deployment, which then runs what it builds.
+	applied bool
 }
 
-// Reconcile applies the WordPress's children and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+// Reconcile applies the WordPress's children and writes its status once. The site's pods are
+// built from the spec or, while the spec's revision is rolled back, from the last good one.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	wp := &appsv1alpha1.WordPress{}
 	if err := r.Client.Get(ctx, req.NamespacedName, wp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -84,36 +89,60 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	original := wp.DeepCopy()
 	var seen observed
+	// Pods that could not be read only keep a crash loop from showing: the deadline needs none.
+	seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
+	desired := revision(wp)
+	// Until the pass has seen the database, the rollout stays as the status says.
+	decision := rollout.Decision{Status: wp.Status.Rollout}
+	// target is the WordPress as this pass builds it: the spec, or the last good pods of a rolled
+	// back one.
+	target := wp.DeepCopy()
 	defer func() {
-		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
-		wp.Status = computeStatus(wp, seen, err)
+		if err == nil && seen.applied && rolloutComplete(seen.dep, target) {
+			decision.Complete(desired, time.Now())
+		}
+		wp.Status = computeStatus(target, decision, seen, err)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
 		r.warnRestoreStuck(ctx, original.Status.Conditions, wp.Status.Conditions, wp)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
-		err = errors.Join(err, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, wp,
+		err = errors.Join(err, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WordPress", original, wp, decision,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)
+		if err == nil {
+			// The progress deadline of a rollout under way runs out with no event to tell of it.
+			result.RequeueAfter = decision.Recheck
+		}
 	}()
 
 	if err := r.reconcileDatabase(ctx, wp, &seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.reconcileSalts(ctx, wp); err != nil {
+	decision = decide(wp, desired, &seen, time.Now())
+	if target.Spec, err = rollout.Target(decision, wp.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, r.reconcileSite(ctx, target, &seen)
+}
+
+// reconcileSite applies the children of the site itself, wp as the pass builds it: salts,
+// wp-content, Service, the restore of a site made from a restore point, and the Deployment.
+func (r *Reconciler) reconcileSite(ctx context.Context, wp *appsv1alpha1.WordPress, seen *observed) error {
+	if err := r.reconcileSalts(ctx, wp); err != nil {
+		return err
 	}
 	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
 		resources.ContentClaim(wp), corev1ac.ExtractPersistentVolumeClaim); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	// The site's first pod starts on the restored wp-content, not on an empty one.
-	if err := r.reconcileRestore(ctx, wp, &seen); err != nil || seen.restore.pending() {
-		return ctrl.Result{}, err
+	if err := r.reconcileRestore(ctx, wp, seen); err != nil || seen.restore.pending() {
+		return err
 	}
-	return ctrl.Result{}, r.reconcileDeployment(ctx, wp, &seen)
+	return r.reconcileDeployment(ctx, wp, seen)
 }
 
 // reconcileDatabase applies the MySQL the WordPress owns, or finds the one it references, and
@@ -204,7 +233,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.W
 	if err != nil {
 		return fmt.Errorf("deployment of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
-	seen.dep = dep
+	seen.dep, seen.applied = dep, true
 	switch {
 	case result == reconcile.Created:
 		r.Recorder.Eventf(wp, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",

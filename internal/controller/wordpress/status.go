@@ -10,6 +10,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 // databaseProblem says why the site cannot use db yet, with the DatabaseReady reason, or returns
@@ -29,9 +30,12 @@ func databaseProblem(db *appsv1alpha1.MySQL) (reason, message string) {
 	return "", ""
 }
 
-// computeStatus derives the status of wp from what the pass observed and from its error, if any.
-func computeStatus(wp *appsv1alpha1.WordPress, seen observed, reconcileErr error) appsv1alpha1.WordPressStatus {
+// computeStatus derives the status of wp, whose spec is the one the pass applied (the last good
+// revision's pod fields while the spec's revision is rolled back), from the pass's rollout
+// decision, from what the pass observed and from its error, if any.
+func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed, reconcileErr error) appsv1alpha1.WordPressStatus {
 	status := *wp.Status.DeepCopy()
+	status.Rollout = d.Status
 	status.ObservedGeneration = wp.Generation
 	status.URL = wp.URL()
 	status.Selector = labels.SelectorFromSet(wp.SelectorLabels()).String()
@@ -52,8 +56,8 @@ func computeStatus(wp *appsv1alpha1.WordPress, seen observed, reconcileErr error
 		dbReady.Message = fmt.Sprintf("MySQL %s is Available at %s", seen.db.Name, seen.db.Status.Endpoint)
 	}
 	available := reconcile.DeploymentAvailable(seen.dep, want, reconcile.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
-	progressing := reconcile.DeploymentProgressing(seen.dep, want, complete, reconcileErr)
-	degraded := reconcile.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr)
+	progressing := d.Progressing(reconcile.DeploymentProgressing(seen.dep, want, complete, reconcileErr))
+	degraded := d.Degraded(reconcile.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr), reconcileErr)
 	if seen.dep == nil && seen.dbProblem != "" {
 		available.Reason, available.Message = seen.dbReason, "the site starts once its database is ready: "+seen.dbProblem
 		available.Status = metav1.ConditionFalse

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
 func db(available metav1.ConditionStatus, observed int64, user string) *appsv1alpha1.MySQL {
@@ -76,7 +77,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status := computeStatus(wp, tt.seen, nil)
+			status := computeStatus(wp, rollout.Decision{}, tt.seen, nil)
 			for condType, want := range map[string]metav1.ConditionStatus{
 				appsv1alpha1.ConditionAvailable: tt.available, appsv1alpha1.ConditionDatabaseReady: tt.dbReady, appsv1alpha1.ConditionDegraded: tt.degrade,
 			} {
