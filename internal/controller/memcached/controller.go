@@ -73,11 +73,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			decision.Complete(desired, time.Now())
 		}
 		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
-		rollout.Record(ctx, r.Recorder, mc, "Memcached", decision)
 		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		// Pods that could not be read show no failure, leave the members last reported in place
 		// and are read again on retry.
-		err = errors.Join(err, podsErr, reconcile.PatchStatus(ctx, r.Client, original, mc,
+		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "Memcached", original, mc, decision,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 		// A pass waiting for a watched object to go needs no retry.
 		err = reconcile.Retry(err)

@@ -192,10 +192,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.
 	}
 	m.Status = computeStatus(built, pass.decision, *seen, passErr)
 	r.recordTransitions(original, m)
-	rollout.Record(ctx, r.Recorder, m, "MySQL", pass.decision)
 	reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
 	// A failed read leaves its conditions Unknown and is retried like any other error.
-	err := errors.Join(passErr, seen.claimErr, seen.podsErr, reconcile.PatchStatus(ctx, r.Client, original, m,
+	err := errors.Join(passErr, seen.claimErr, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "MySQL", original, m, pass.decision,
 		func(m *appsv1alpha1.MySQL) any { return m.Status }))
 	// A pass waiting for a watched object to go needs no retry.
 	return reconcile.Retry(err)
