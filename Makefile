@@ -80,7 +80,7 @@ test-e2e: build build-installer controlplane ## End-to-end scenarios on the loca
 	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
 
 .PHONY: bench
-bench: build controlplane test-deps ## Benchmarks on the local cluster, and of the backup data path; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup" runs the backup section alone.
+bench: build controlplane test-deps ## Benchmarks on the local cluster, and of the backup data path; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup" or "-only rollback" runs that section alone.
 	go run ./test/bench $(BENCH_ARGS)
 
 ##@ Build

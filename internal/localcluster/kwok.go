@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,8 @@ var stageFiles = []string{
 	"node/fast/node-initialize.yaml",
 	"node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
 	// Pods run as soon as they are scheduled; Job pods complete; deleted pods go away.
-	"pod/fast/pod-ready.yaml",
-	"pod/fast/pod-complete.yaml",
+	readyStage,
+	completeStage,
 	"pod/fast/pod-delete.yaml",
 	// Claims of the storage class storageClassName get a volume and bind; deletion releases it.
 	claimStage,
@@ -30,6 +31,30 @@ var stageFiles = []string{
 
 // claimStage provisions claims.
 const claimStage = "volume/fast/pvc-provision.yaml"
+
+// readyStage and completeStage make pods ready and Job pods complete; pods with a broken image
+// are excluded from them (brokenImages).
+const (
+	readyStage    = "pod/fast/pod-ready.yaml"
+	completeStage = "pod/fast/pod-complete.yaml"
+)
+
+// crashLoopStage makes the containers whose image is tagged "broken" crash-loop, so that a failed
+// rollout can be shown and tested without a real node. It is ours: kwok's chaos stages fail pods
+// by label or annotation, which a rollout cannot set on the pods of a new revision.
+//
+//go:embed stages/pod-crash-loop.yaml
+var crashLoopStage []byte
+
+// brokenTag matches an image tagged exactly "broken", with or without a digest: nginx:broken and
+// registry:5000/nginx:broken@sha256:… are broken, nginx:1.27-broken and broken/nginx:1.27 are not.
+// A registry's port cannot match, as a path always follows it. The crash-loop stage's template
+// holds the same expression.
+const brokenTag = `:broken(@.*)?$`
+
+// brokenImages is a kwok selector key (a jq expression) whose values are a pod's broken images.
+// An expression that fails counts as no value in kwok, so a pod it cannot read is not broken.
+const brokenImages = `.spec.initContainers[]?.image, .spec.containers[]?.image | select(test("` + brokenTag + `"))`
 
 // storageClassName is the only class the kwok volume stages act on.
 const storageClassName = "kwok-volume"
@@ -50,9 +75,9 @@ func kwokArgs(kubeconfig, stages string) []string {
 	}
 }
 
-// writeStages concatenates stageFiles into one multi-document file for kwok --config,
-// checking that each one is a Stage so that a changed kwok layout fails here, clearly. With
-// realNodeVolumes, claims are provisioned there, as folders the real node can mount.
+// writeStages concatenates stageFiles and the crash-loop stage into one multi-document file for
+// kwok --config, checking that each one is a Stage so that a changed kwok layout fails here,
+// clearly. With realNodeVolumes, claims are provisioned there, as folders the real node can mount.
 func writeStages(binDir, dest, realNodeVolumes string) error {
 	dir := filepath.Join(binDir, "kwok-stages")
 	var out bytes.Buffer
@@ -65,19 +90,49 @@ func writeStages(binDir, dest, realNodeVolumes string) error {
 		if err := checkStage(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if name == claimStage && realNodeVolumes != "" {
-			if data, err = realNodeStage(data, realNodeVolumes); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
+		switch {
+		case name == claimStage && realNodeVolumes != "":
+			data, err = realNodeStage(data, realNodeVolumes)
+		case name == readyStage || name == completeStage:
+			data, err = selectBroken(data, "DoesNotExist")
 		}
-		out.WriteString("---\n")
-		out.Write(bytes.TrimSpace(data))
-		out.WriteString("\n")
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		writeDocument(&out, data)
 	}
+	crashLoop, err := selectBroken(crashLoopStage, "Exists")
+	if err != nil {
+		return fmt.Errorf("the crash-loop stage: %w", err)
+	}
+	writeDocument(&out, crashLoop)
 	if err := os.WriteFile(dest, out.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", dest, err)
 	}
 	return nil
+}
+
+func writeDocument(out *bytes.Buffer, data []byte) {
+	out.WriteString("---\n")
+	out.Write(bytes.TrimSpace(data))
+	out.WriteString("\n")
+}
+
+// selectBroken adds to a Stage's selector that the pod has (operator Exists) or has not
+// (DoesNotExist) a container image tagged "broken".
+func selectBroken(data []byte, operator string) ([]byte, error) {
+	var stage map[string]any
+	if err := yaml.Unmarshal(data, &stage); err != nil {
+		return nil, fmt.Errorf("not a kwok stage: %w", err)
+	}
+	spec, _ := stage["spec"].(map[string]any)
+	selector, _ := spec["selector"].(map[string]any)
+	expressions, ok := selector["matchExpressions"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("the stage has no spec.selector.matchExpressions to select broken images by")
+	}
+	selector["matchExpressions"] = append(expressions, map[string]any{"key": brokenImages, "operator": operator})
+	return yaml.Marshal(stage)
 }
 
 func checkStage(data []byte) error {

@@ -51,6 +51,7 @@ func TestStartRunsWorkloadsAndStopLeavesNothing(t *testing.T) {
 	}
 	createWidget(ctx, t, cl)
 	runDeployment(ctx, t, cl)
+	crashLoopBrokenImages(ctx, t, c.Config)
 	bindClaim(ctx, t, cl)
 
 	if err := c.Stop(); err != nil {

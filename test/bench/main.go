@@ -3,7 +3,9 @@
 // operator creating them from custom resources, and reads the operator's requests, idle writes,
 // memory, CPU, reconcile latency and self-heal time. Its backup section times the backup data path
 // (dump and restore between a real MariaDB and versitygw) against mysqldump, gzip and mysql alone,
-// and reads what the operator spends on each backup. Run it with `make bench`.
+// and reads what the operator spends on each backup. Its rollback section times, for every kind,
+// how soon the operator puts the last good revision back once a new image's pods crash-loop. Run
+// it with `make bench`.
 package main
 
 import (
@@ -41,13 +43,15 @@ type options struct {
 	resultsDir   string
 	profile      bool
 	operatorArgs []string
-	// sections are the parts to run: "kinds", "backup".
+	// sections are the parts to run: "kinds", "backup", "rollback".
 	sections        map[string]bool
 	backupMB        int
 	backups         int
 	backupEncrypted bool
 	backupRuns      int
 	versitygw       string
+	rollbacks       int
+	rollbackKinds   map[string]bool
 }
 
 func parseFlags() (options, error) {
@@ -65,23 +69,25 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.resultsDir, "results", "test/bench/results", "where to write <date>.md and latest.json")
 	flag.BoolVar(&o.profile, "profile", false, "save the operator's CPU profile during creation and heap profile after the idle period under <dir>/profiles")
 	operatorArgs := flag.String("operator-args", "", "extra flags for the operator, space-separated")
-	only := flag.String("only", "", "run only this section: kinds or backup")
+	only := flag.String("only", "", "run only this section: kinds, backup or rollback")
 	flag.IntVar(&o.backupMB, "backup-mb", 200, "size of the backup section's dataset, in MB")
 	flag.IntVar(&o.backups, "backups", 20, "on-demand backups the operator takes to measure its cost per backup")
 	flag.BoolVar(&o.backupEncrypted, "backup-encrypted", true, "also time the encrypted dump")
 	flag.IntVar(&o.backupRuns, "backup-runs", 2, "runs of each dump and restore, and of its floor, of which the fastest counts")
 	flag.StringVar(&o.versitygw, "versitygw", testservers.VersityGW, "versitygw, the backup section's object store")
+	flag.IntVar(&o.rollbacks, "rollbacks", 5, "instances of each kind the rollback section breaks, one at a time")
+	rollbackKindList := flag.String("rollback-kinds", "WebServer,Memcached,PodSet,MySQL,WordPress", "comma-separated kinds the rollback section measures")
 	flag.Parse()
 	switch *only {
 	case "":
-		o.sections = map[string]bool{"kinds": true, "backup": true}
-	case "kinds", "backup":
+		o.sections = map[string]bool{"kinds": true, "backup": true, "rollback": true}
+	case "kinds", "backup", "rollback":
 		o.sections = map[string]bool{*only: true}
 	default:
-		return o, fmt.Errorf("-only: %q is neither kinds nor backup", *only)
+		return o, fmt.Errorf("-only: %q is not kinds, backup or rollback", *only)
 	}
-	if o.backupMB < 1 || o.backups < 1 || o.backupRuns < 1 {
-		return o, fmt.Errorf("-backup-mb, -backups and -backup-runs must be positive")
+	if o.backupMB < 1 || o.backups < 1 || o.backupRuns < 1 || o.rollbacks < 1 {
+		return o, fmt.Errorf("-backup-mb, -backups, -backup-runs and -rollbacks must be positive")
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -96,6 +102,10 @@ func parseFlags() (options, error) {
 	o.kinds = map[string]bool{}
 	for _, k := range strings.Split(*kindList, ",") {
 		o.kinds[strings.TrimSpace(k)] = true
+	}
+	o.rollbackKinds = map[string]bool{}
+	for _, k := range strings.Split(*rollbackKindList, ",") {
+		o.rollbackKinds[strings.TrimSpace(k)] = true
 	}
 	o.operatorArgs = strings.Fields(*operatorArgs)
 	return o, nil
@@ -153,6 +163,11 @@ func run(ctx context.Context, o options) error {
 	b := &bench{o: o, cluster: cluster, c: c, cs: cs, dir: dir}
 	if o.sections["kinds"] {
 		if err := b.runKinds(ctx); err != nil {
+			return err
+		}
+	}
+	if o.sections["rollback"] {
+		if err := b.runRollback(ctx); err != nil {
 			return err
 		}
 	}
