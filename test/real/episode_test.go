@@ -5,6 +5,7 @@ package real
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,11 @@ type workload struct {
 func deploymentOf(name string) workload {
 	return workload{list: &appsv1.DeploymentList{}, name: name,
 		template: func(o client.Object) corev1.PodTemplateSpec { return o.(*appsv1.Deployment).Spec.Template }}
+}
+
+func statefulSetOf(name string) workload {
+	return workload{list: &appsv1.StatefulSetList{}, name: name,
+		template: func(o client.Object) corev1.PodTemplateSpec { return o.(*appsv1.StatefulSet).Spec.Template }}
 }
 
 // episode follows one failed upgrade of an instance from outside, as its users and its operator's
@@ -143,29 +149,44 @@ func (e *episode) seePod(ns string, pod *corev1.Pod) {
 		return
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
-		state, previous := cs.State.Terminated, false
+		state := cs.State.Terminated
 		if state == nil {
-			state, previous = cs.LastTerminationState.Terminated, true
+			state = cs.LastTerminationState.Terminated
 		}
 		if (state == nil || state.ExitCode == 0) && reconcile.FindPodProblem(pod) == nil {
 			continue
 		}
 		e.failedAt, e.failedPod = time.Now(), pod.Name
-		args := []string{"logs", "-n", ns, pod.Name, "-c", cs.Name, "--tail=20"}
-		if previous {
-			args = append(args, "--previous")
-		}
 		e.logs.Go(func() {
-			out, err := runKubectl("", args...)
-			if err != nil {
-				out = "(its output could not be read: " + strings.TrimSpace(out) + ")"
-			}
+			out := failedOutput(ns, pod.Name, cs.Name)
 			e.mu.Lock()
 			defer e.mu.Unlock()
-			e.failedOutput = strings.TrimSpace(out)
+			e.failedOutput = out
 		})
 		return
 	}
+}
+
+// failedOutput is the last lines a failed container wrote. The kubelet restarts a failed container
+// at once the first time, and the restarted one may still be starting: the output read is that
+// of the previous container, which has ended, once the kubelet has one, within a few seconds
+// while the pod is still there; else the current container's.
+func failedOutput(ns, pod, container string) string {
+	logs := func(previous bool) (string, error) {
+		out, err := runKubectl("", "logs", "-n", ns, pod, "-c", container, "--tail=3", "--previous="+strconv.FormatBool(previous))
+		return strings.TrimSpace(out), err
+	}
+	for range 15 {
+		if out, err := logs(true); err == nil && out != "" {
+			return out
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	out, err := logs(false)
+	if err != nil {
+		return "(its output could not be read: " + out + ")"
+	}
+	return out
 }
 
 // seeTemplate marks when the template first differs from the one before the upgrade, and when it
@@ -270,17 +291,19 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, rollbacks i
 		t.Errorf("status.rollout: current %s, last good %s (%s), rollbacks %d; want the last good revision of %s, rollbacks %d",
 			st.CurrentRevision, good.Name, good.Image, st.Rollbacks, goodImage, rollbacks)
 	}
+	// One Event per rollback: this one names the revision that failed this time.
 	testutil.WaitForEvents(t, k8s, ns, 10*time.Second, func(events []eventsv1.Event) error {
 		for _, ev := range events {
-			if ev.Reason == appsv1alpha1.EventRolledBack && ev.Regarding.Kind == kind && ev.Regarding.Name == name {
-				if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, f.Name) || !strings.Contains(ev.Note, good.Name) {
-					return fmt.Errorf("RolledBack event %q (%s) does not name %s and %s", ev.Note, ev.Type, f.Name, good.Name)
-				}
-				t.Logf("Event %s: %s", ev.Reason, ev.Note)
-				return nil
+			if ev.Reason != appsv1alpha1.EventRolledBack || ev.Regarding.Kind != kind || ev.Regarding.Name != name || !strings.Contains(ev.Note, f.Name) {
+				continue
 			}
+			if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Note, good.Name) {
+				return fmt.Errorf("RolledBack event %q (%s) does not name the restored revision %s", ev.Note, ev.Type, good.Name)
+			}
+			t.Logf("Event %s: %s", ev.Reason, ev.Note)
+			return nil
 		}
-		return fmt.Errorf("no RolledBack event for %s %s", kind, name)
+		return fmt.Errorf("no RolledBack event for %s %s naming revision %s", kind, name, f.Name)
 	})
 	if after := rollbacksCounted(t, kind); after != before+1 {
 		t.Errorf("appkeeper_rollbacks_total{kind=%q} went from %v to %v, want one more", kind, before, after)

@@ -4,22 +4,33 @@ package real
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // progressDeadline is the progress deadline of every scenario here. A revision that crash-loops
-// is rolled back as soon as the kubelet reports the back-off, long before it.
+// is rolled back as soon as the kubelet reports the back-off, long before it; for a single server,
+// whose Service has nobody to answer while the failed pod runs, it bounds the outage.
 const progressDeadline = 60 * time.Second
+
+// outageMargin is what recovery may take after the deadline: the restored pod's start and its
+// readiness probe.
+const outageMargin = 30 * time.Second
 
 func TestWebServerRollsBackAnImageThatCannotStart(t *testing.T) {
 	ns := newNamespace(t, "rollback-web", restricted)
@@ -73,6 +84,129 @@ spec:
 		t.Errorf("spec.image is %s, want the user's %s kept", ws.Spec.Image, broken)
 	}
 	requireAnswers(t, service, after)
+}
+
+func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
+	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
+	ns := newNamespace(t, "rollback-mysql", restricted)
+	createS3Keys(t, ns, store)
+	spec := fmt.Sprintf(`{"image": %q, "database": "orders", "user": "clerk", "storage": {"size": "1Gi"},
+  "config": ["max_connections=77"],
+  "upgrade": {"progressDeadlineSeconds": %d},
+  "backup": {"schedule": "0 3 * * *", "suspend": true,
+    "storage": {"s3": {"endpoint": %q, "bucket": %q, "forcePathStyle": true, "credentialsSecretRef": {"name": "s3-keys"}}}}}`,
+		mariadbImage, int(progressDeadline.Seconds()), store.Endpoint, store.Bucket)
+	created := time.Now()
+	kubectl(t, `{"apiVersion": "apps.appkeeper.dev/v1alpha1", "kind": "MySQL", "metadata": {"name": "shop"}, "spec": `+spec+`}`,
+		"apply", "-n", ns, "-f", "-")
+	waitMySQL(t, ns, created)
+	db := clerkDB(t, ns)
+	if _, err := db.Exec("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(32))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO items VALUES (1, 'apple'), (2, 'pear')"); err != nil {
+		t.Fatal(err)
+	}
+	pods := (&appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}).SelectorLabels()
+	selectOne := func(ctx context.Context) error { return db.QueryRowContext(ctx, "SELECT 1").Scan(new(int)) }
+
+	t.Run("a config line mysqld refuses", func(t *testing.T) {
+		counted := rollbacksCounted(t, "MySQL")
+		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
+		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77","no_such_option=1"]}}`)
+		e.waitRolledBack(t, progressDeadline)
+		e.waitAvailable(t, ns, "shop", time.Second)
+		_, outage := e.finish(t)
+		requireOutageWithin(t, outage)
+		if !strings.Contains(e.failedOutput, "unknown variable 'no_such_option=1'") && !strings.Contains(e.failedOutput, "could not be read") {
+			t.Errorf("the failed server said %q, want mysqld refusing no_such_option", e.failedOutput)
+		}
+		rolledBack(t, ns, "MySQL", "shop", counted, 1, mariadbImage, mariadbImage)
+		cnf := &corev1.ConfigMap{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop-config"}, cnf); err != nil {
+			t.Fatal(err)
+		}
+		for _, content := range cnf.Data {
+			if strings.Contains(content, "no_such_option") || !strings.Contains(content, "max_connections=77") {
+				t.Errorf("my.cnf after the rollback:\n%s\nwant the old one back", content)
+			}
+		}
+		requireItems(t, db)
+	})
+
+	t.Run("an image that cannot start, with its backup named", func(t *testing.T) {
+		// The spec back at the good revision clears the rollback; the next change is judged anew.
+		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77"]}}`)
+		waitNotDegraded(t, ns, "MySQL", "shop")
+		counted := rollbacksCounted(t, "MySQL")
+		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
+		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, cluster.BrokenImage()))
+		// The backup before the upgrade runs first; the deadline runs from the rollout's start.
+		e.waitRolledBack(t, progressDeadline+timeout)
+		e.waitAvailable(t, ns, "shop", time.Second)
+		_, outage := e.finish(t)
+		requireOutageWithin(t, outage)
+		st := rolledBack(t, ns, "MySQL", "shop", counted, 2, cluster.BrokenImage(), mariadbImage)
+		m := &appsv1alpha1.MySQL{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Status.Backup == nil || st.Failed.Backup == "" || st.Failed.Backup != m.Status.Backup.PreUpgradeBackup {
+			t.Errorf("status.rollout.failed.backup %q, want the pre-upgrade backup of status.backup %+v", st.Failed.Backup, m.Status.Backup)
+		} else if b := waitBackup(t, ns, st.Failed.Backup, false); b.Status.Reason != appsv1alpha1.BackupReasonPreUpgrade {
+			t.Errorf("backup %s was taken for %s, want PreUpgrade", b.Name, b.Status.Reason)
+		}
+		requireItems(t, db)
+	})
+}
+
+// clerkDB connects as the MySQL shop's user through its Service from the host, a new connection
+// for every statement, so that each one goes through kube-proxy to whichever server answers.
+func clerkDB(t *testing.T, ns string) *sql.DB {
+	t.Helper()
+	secret := secretData(t, ns, "shop-credentials")
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = "clerk", secret[appsv1alpha1.SecretKeyPassword], "orders"
+	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(clusterIP(t, ns, "shop"), "3306")
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	// A connection the server closes while it stops is a failed request, counted: not a log line.
+	cfg.Logger = mysql.Logger(log.New(io.Discard, "", 0))
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxIdleConns(0)
+	t.Cleanup(func() { _ = db.Close() })
+	testutil.Eventually(t, time.Minute, func(ctx context.Context) error { return db.PingContext(ctx) })
+	return db
+}
+
+// requireItems requires the rows written before the upgrades.
+func requireItems(t *testing.T, db *sql.DB) {
+	t.Helper()
+	var got string
+	if err := db.QueryRow("SELECT GROUP_CONCAT(name ORDER BY id) FROM items").Scan(&got); err != nil || got != "apple,pear" {
+		t.Errorf("rows after the rollback: %q, %v; want apple,pear", got, err)
+	}
+}
+
+// requireOutageWithin bounds how long requests failed: no longer than the deadline plus the
+// restored pod's start.
+func requireOutageWithin(t *testing.T, outage time.Duration) {
+	t.Helper()
+	if outage > progressDeadline+outageMargin {
+		t.Errorf("requests failed for %s, want at most the progress deadline %s and %s", outage, progressDeadline, outageMargin)
+	}
+}
+
+// waitNotDegraded waits until the instance reports Degraded=False for its generation.
+func waitNotDegraded(t *testing.T, ns, kind, name string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, func(context.Context) error {
+		_, conditions, generation := instanceStatus(t, ns, kind, name)
+		return testutil.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+	})
 }
 
 func podNames(pods []corev1.Pod) []string {
