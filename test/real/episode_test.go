@@ -5,6 +5,7 @@ package real
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/operator"
@@ -153,10 +153,16 @@ func (e *episode) seePod(ns string, pod *corev1.Pod) {
 		if state == nil {
 			state = cs.LastTerminationState.Terminated
 		}
-		if (state == nil || state.ExitCode == 0) && reconcile.FindPodProblem(pod) == nil {
+		problem := reconcile.FindPodProblem(pod)
+		if (state == nil || state.ExitCode == 0) && problem == nil {
 			continue
 		}
 		e.failedAt, e.failedPod = time.Now(), pod.Name
+		if state == nil {
+			// The container never ran, so it wrote nothing: the kubelet says why.
+			e.failedOutput = problem.Message
+			return
+		}
 		e.logs.Go(func() {
 			out := failedOutput(ns, pod.Name, cs.Name)
 			e.mu.Lock()
@@ -270,10 +276,18 @@ func boundedLines(lines []string, n int) []string {
 	return append(out, lines[len(lines)-n/2:]...)
 }
 
-// rolledBack requires the instance's status to tell of a rollback from failedImage to goodImage,
-// its rollbacks-th, and Degraded=True RolledBack, the spec as the user wrote it, a RolledBack Event naming both
-// revisions, and the kind's counter one up from before; it returns the rollout status.
-func rolledBack(t *testing.T, ns, kind, name string, before float64, rollbacks int32, failedImage, goodImage string) appsv1alpha1.RolloutStatus {
+// rollback is what the status of an instance tells after a rollback: its count, and the
+// failure's reason (one of reasons), from the failed image back to the good one.
+type rollback struct {
+	count                  int32
+	reasons                []string
+	failedImage, goodImage string
+}
+
+// rolledBack requires the instance's status to tell of want and Degraded=True RolledBack, a
+// RolledBack Event naming both revisions, and the kind's counter one up from before; it returns
+// the rollout status.
+func rolledBack(t *testing.T, ns, kind, name string, before float64, want rollback) appsv1alpha1.RolloutStatus {
 	t.Helper()
 	st, conditions, generation := instanceStatus(t, ns, kind, name)
 	if err := testutil.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
@@ -285,11 +299,11 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, rollbacks i
 	switch {
 	case f == nil || good == nil:
 		t.Fatalf("status.rollout %+v: no failed or last good revision", st)
-	case f.Name != st.UpdateRevision || f.Image != failedImage || f.Reason != appsv1alpha1.ReasonCrashLoopBackOff:
-		t.Errorf("status.rollout.failed %+v, want revision %s of %s, CrashLoopBackOff", *f, st.UpdateRevision, failedImage)
-	case st.CurrentRevision != good.Name || good.Image != goodImage || good.Name == f.Name || st.Rollbacks != rollbacks:
+	case f.Name != st.UpdateRevision || f.Image != want.failedImage || !slices.Contains(want.reasons, f.Reason):
+		t.Errorf("status.rollout.failed %+v, want revision %s of %s, one of %v", *f, st.UpdateRevision, want.failedImage, want.reasons)
+	case st.CurrentRevision != good.Name || good.Image != want.goodImage || good.Name == f.Name || st.Rollbacks != want.count:
 		t.Errorf("status.rollout: current %s, last good %s (%s), rollbacks %d; want the last good revision of %s, rollbacks %d",
-			st.CurrentRevision, good.Name, good.Image, st.Rollbacks, goodImage, rollbacks)
+			st.CurrentRevision, good.Name, good.Image, st.Rollbacks, want.goodImage, want.count)
 	}
 	// One Event per rollback: this one names the revision that failed this time.
 	testutil.WaitForEvents(t, k8s, ns, 10*time.Second, func(events []eventsv1.Event) error {
@@ -305,7 +319,7 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, rollbacks i
 		}
 		return fmt.Errorf("no RolledBack event for %s %s naming revision %s", kind, name, f.Name)
 	})
-	if after := rollbacksCounted(t, kind); after != before+1 {
+	if after := testutil.Rollbacks(t, kind); after != before+1 {
 		t.Errorf("appkeeper_rollbacks_total{kind=%q} went from %v to %v, want one more", kind, before, after)
 	}
 	return st
@@ -337,27 +351,4 @@ func findCondition(conditions []metav1.Condition, condType string) metav1.Condit
 		}
 	}
 	return metav1.Condition{}
-}
-
-// rollbacksCounted reads appkeeper_rollbacks_total for kind from the operator running in this
-// process.
-func rollbacksCounted(t *testing.T, kind string) float64 {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, family := range families {
-		if family.GetName() != "appkeeper_rollbacks_total" {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			for _, label := range m.GetLabel() {
-				if label.GetName() == "kind" && label.GetValue() == kind {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

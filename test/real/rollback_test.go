@@ -32,9 +32,16 @@ const progressDeadline = 60 * time.Second
 // readiness probe.
 const outageMargin = 30 * time.Second
 
-func TestWebServerRollsBackAnImageThatCannotStart(t *testing.T) {
+// The reasons a rollback gives for a failed revision, as the kubelet reports them: a container
+// that exits is in back-off at its second exit; a pull fails first with ErrImagePull, then waits
+// in ImagePullBackOff, and the operator acts on whichever it reads first.
+var (
+	crashLoop  = []string{appsv1alpha1.ReasonCrashLoopBackOff}
+	pullFailed = []string{appsv1alpha1.ReasonErrImagePull, appsv1alpha1.ReasonImagePullBackOff}
+)
+
+func TestWebServerRollsBackImagesThatFail(t *testing.T) {
 	ns := newNamespace(t, "rollback-web", restricted)
-	broken := cluster.BrokenImage()
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
@@ -48,10 +55,25 @@ spec:
 `, nginxImage, int(progressDeadline.Seconds())), "apply", "-n", ns, "-f", "-")
 	waitAvailable(t, ns, "WebServer", "web", created)
 	serving := waitWebServer(t, ns, 2, nginxImage)
-	service := serviceURL(t, ns, "web")
-	requireAnswers(t, service, serving)
-	counted := rollbacksCounted(t, "WebServer")
+	requireAnswers(t, serviceURL(t, ns, "web"), serving)
 
+	t.Run("an image that cannot start", func(t *testing.T) {
+		failWebServer(t, ns, serving, rollback{1, crashLoop, cluster.BrokenImage(), nginxImage})
+	})
+	t.Run("an image that cannot be pulled", func(t *testing.T) {
+		// A tag that was never pushed, the commonest failed upgrade: the node has no such image
+		// and no registry has it.
+		missing := strings.Replace(nginxImage, ":1.22", ":no-such-tag", 1)
+		failWebServer(t, ns, serving, rollback{2, pullFailed, missing, nginxImage})
+	})
+}
+
+// failWebServer upgrades the WebServer web, serving with pods, to want's failed image and requires
+// it to roll back to them by itself while its Service answers.
+func failWebServer(t *testing.T, ns string, serving []corev1.Pod, want rollback) {
+	t.Helper()
+	service := serviceURL(t, ns, "web")
+	counted := testutil.Rollbacks(t, "WebServer")
 	e := startEpisode(t, "WebServer", ns, (&appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web"}}).SelectorLabels(),
 		deploymentOf("web"), func(ctx context.Context) error {
 			body, err := httpGet(ctx, service)
@@ -60,28 +82,28 @@ spec:
 			}
 			return err
 		})
-	kubectl(t, "", "patch", "-n", ns, "webserver", "web", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, broken))
+	kubectl(t, "", "patch", "-n", ns, "webserver", "web", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, want.failedImage))
 	e.waitRolledBack(t, progressDeadline)
 	e.waitAvailable(t, ns, "web", 3*time.Second)
 	failures, _ := e.finish(t)
 
 	// The Deployment surges one new pod and removes an old one only once a new one is available,
-	// which never happens: both old pods serve throughout, and the broken pod, never Ready, gets
+	// which never happens: both old pods serve throughout, and the failed pod, never Ready, gets
 	// no traffic. A failed request can only be the host's own hiccup, under load.
 	if len(failures) > 2 {
 		t.Errorf("%d requests failed while the old pods kept serving, want at most 2", len(failures))
 	}
-	after := waitWebServer(t, ns, 2, nginxImage)
+	after := waitWebServer(t, ns, 2, want.goodImage)
 	if !samePods(serving, after) {
 		t.Errorf("pods %v were replaced by %v: the old revision's pods were to keep serving", podNames(serving), podNames(after))
 	}
-	rolledBack(t, ns, "WebServer", "web", counted, 1, broken, nginxImage)
+	rolledBack(t, ns, "WebServer", "web", counted, want)
 	ws := &appsv1alpha1.WebServer{}
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
 		t.Fatal(err)
 	}
-	if ws.Spec.Image != broken {
-		t.Errorf("spec.image is %s, want the user's %s kept", ws.Spec.Image, broken)
+	if ws.Spec.Image != want.failedImage {
+		t.Errorf("spec.image is %s, want the user's %s kept", ws.Spec.Image, want.failedImage)
 	}
 	requireAnswers(t, service, after)
 }
@@ -111,7 +133,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 	selectOne := func(ctx context.Context) error { return db.QueryRowContext(ctx, "SELECT 1").Scan(new(int)) }
 
 	t.Run("a config line mysqld refuses", func(t *testing.T) {
-		counted := rollbacksCounted(t, "MySQL")
+		counted := testutil.Rollbacks(t, "MySQL")
 		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77","no_such_option=1"]}}`)
 		e.waitRolledBack(t, progressDeadline)
@@ -121,7 +143,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 		if !strings.Contains(e.failedOutput, "unknown variable 'no_such_option=1'") && !strings.Contains(e.failedOutput, "could not be read") {
 			t.Errorf("the failed server said %q, want mysqld refusing no_such_option", e.failedOutput)
 		}
-		rolledBack(t, ns, "MySQL", "shop", counted, 1, mariadbImage, mariadbImage)
+		rolledBack(t, ns, "MySQL", "shop", counted, rollback{1, crashLoop, mariadbImage, mariadbImage})
 		cnf := &corev1.ConfigMap{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop-config"}, cnf); err != nil {
 			t.Fatal(err)
@@ -138,7 +160,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 		// The spec back at the good revision clears the rollback; the next change is judged anew.
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77"]}}`)
 		waitNotDegraded(t, ns, "MySQL", "shop")
-		counted := rollbacksCounted(t, "MySQL")
+		counted := testutil.Rollbacks(t, "MySQL")
 		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, cluster.BrokenImage()))
 		// The backup before the upgrade runs first; the deadline runs from the rollout's start.
@@ -146,7 +168,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 		e.waitAvailable(t, ns, "shop", time.Second)
 		_, outage := e.finish(t)
 		requireOutageWithin(t, outage)
-		st := rolledBack(t, ns, "MySQL", "shop", counted, 2, cluster.BrokenImage(), mariadbImage)
+		st := rolledBack(t, ns, "MySQL", "shop", counted, rollback{2, crashLoop, cluster.BrokenImage(), mariadbImage})
 		m := &appsv1alpha1.MySQL{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, m); err != nil {
 			t.Fatal(err)
