@@ -182,6 +182,55 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 	})
 }
 
+func TestWordPressRollsBackAnImageThatCannotStart(t *testing.T) {
+	ns := newNamespace(t, "rollback-wp", baseline)
+	created := time.Now()
+	kubectl(t, fmt.Sprintf(`
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: WordPress
+metadata:
+  name: blog
+spec:
+  image: %s
+  upgrade: {progressDeadlineSeconds: %d}
+  database:
+    mysql:
+      image: %s
+      storage: {size: 1Gi}
+`, wordpressImage, int(progressDeadline.Seconds()), mariadbImage), "apply", "-n", ns, "-f", "-")
+	site := waitWordPress(t, ns, created)
+	installSite(t, site, "editor", "a long passphrase for the test site")
+	counted := testutil.Rollbacks(t, "WordPress")
+
+	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blog"}}
+	e := startEpisode(t, "WordPress", ns, wp.SelectorLabels(), deploymentOf("blog"), func(ctx context.Context) error {
+		body, err := httpGet(ctx, site+"/")
+		if err == nil && !strings.Contains(body, "Real node") {
+			err = fmt.Errorf("the home page does not show the site's title")
+		}
+		return err
+	})
+	kubectl(t, "", "patch", "-n", ns, "wordpress", "blog", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, cluster.BrokenImage()))
+	e.waitRolledBack(t, progressDeadline)
+	e.waitAvailable(t, ns, "blog", time.Second)
+	// A volume one node mounts: the Deployment recreates, so the site is down from the old pod's
+	// end to the restored pod's readiness.
+	_, outage := e.finish(t)
+	requireOutageWithin(t, outage)
+	rolledBack(t, ns, "WordPress", "blog", counted, rollback{1, crashLoop, cluster.BrokenImage(), wordpressImage})
+	waitPods(t, ns, wp.SelectorLabels(), 1, wordpressImage)
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(wp), wp); err != nil {
+		t.Fatal(err)
+	}
+	if wp.Spec.Image != cluster.BrokenImage() {
+		t.Errorf("spec.image is %s, want the user's %s kept", wp.Spec.Image, cluster.BrokenImage())
+	}
+	// The site's MySQL was not part of the upgrade: it neither rolled out nor back.
+	if st, _, _ := instanceStatus(t, ns, "MySQL", wp.MySQLName()); st.Rollbacks != 0 || st.Failed != nil {
+		t.Errorf("the site's MySQL rolled back: %+v", st)
+	}
+}
+
 // clerkDB connects as the MySQL shop's user through its Service from the host, a new connection
 // for every statement, so that each one goes through kube-proxy to whichever server answers.
 func clerkDB(t *testing.T, ns string) *sql.DB {
