@@ -154,7 +154,7 @@ CGO_ENABLED=0 go build -o "$PACK" ./hack/images/pack
 # The packer's own sources, tests aside: a change to how an image is packed repacks every image.
 mapfile -t PACKER_SOURCES < <(find "$HERE/pack" "$REPO/internal/ociarchive" -name '*.go' ! -name '*_test.go' | sort)
 if (($# == 0)); then
-	set -- pause busybox nginx memcached mariadb wordpress
+	set -- pause busybox nginx memcached mariadb wordpress broken
 fi
 base_root
 for name in "$@"; do

@@ -196,6 +196,22 @@ verify_memcached() {
 	log "memcached: answers stats on 11211 as uid 11211 on a read-only root"
 }
 
+verify_broken() {
+	unpack broken
+	start broken -- -g 'daemon off;'
+	local pid=${SERVERS[-1]} status=0
+	for _ in $(seq 20); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	kill -0 "$pid" 2>/dev/null && fail "broken kept running"
+	wait "$pid" || status=$?
+	unset 'SERVERS[-1]'
+	((status == 1)) || fail "broken exited with status $status, not 1"
+	grep -q 'fails at start on purpose' "$WORK/broken.log" || fail "broken said nothing on stderr"
+	log "broken: exits with status 1 after one line on stderr, whatever its arguments"
+}
+
 # The probe commands of internal/resources/mysql/mysql.go, run in the image as the kubelet would.
 MYSQL_READINESS='MYSQL_PWD="$MYSQL_ROOT_PASSWORD" exec mysql --protocol=TCP -h 127.0.0.1 -u root -N -e "SELECT 1"'
 MYSQL_LIVENESS='exec mysqladmin --protocol=TCP -h 127.0.0.1 ping'
@@ -354,7 +370,7 @@ verify_mariadb() {
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 if (($# == 0)); then
-	set -- pause busybox nginx memcached mariadb
+	set -- pause busybox nginx memcached mariadb broken
 fi
 for name in "$@"; do
 	"verify_$name"

@@ -17,10 +17,15 @@ const (
 	LocalBusyboxImage   = "localhost/appkeeper/busybox:1.35"
 )
 
+// brokenImage is an image whose entrypoint exits with status 1 after one line on stderr, whatever
+// the pod asks of it: a failed upgrade on the real node, which can pull no broken image from
+// anywhere. Not a default of any kind; "make images" builds it as it builds the others.
+const brokenImage = "localhost/appkeeper/broken:exit1"
+
 // localImageFiles are the tarballs "make images" writes into bin/images: the sandbox's first, as
 // the node imports them in this order, then one for each image above. The real node needs them
 // all, since no image can be pulled.
-var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar"}
+var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar", "broken.tar"}
 
 // importImages loads the local images, the sandbox first, then the backup image: nothing can
 // pull them.
@@ -38,4 +43,13 @@ func (n *realNode) importImages(ctx context.Context) error {
 	}
 	n.log("imported the local images", "count", len(tarballs), "backup image", n.backupImage, "took", time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// BrokenImage is the image the real node imported whose containers exit with status 1 at start,
+// for tests of failed upgrades and their rollbacks; empty without a real node.
+func (c *Cluster) BrokenImage() string {
+	if c.node == nil {
+		return ""
+	}
+	return brokenImage
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
 // BackupImage is the image the operator under test names in its backup Jobs.
@@ -23,6 +24,15 @@ const BackupImage = "localhost/appkeeper/appkeeper:test"
 
 // operatorConfig is the manager's connection: the shipped ServiceAccount, impersonated.
 var operatorConfig *rest.Config
+
+// manager is the operator under test, once RunWithOperator has started it.
+var manager ctrl.Manager
+
+// OperatorClient is the client of the operator's controller named controller, its cache included,
+// for a test that runs a pass of that controller itself, as the operator would.
+func OperatorClient(controller string) reconcile.Client {
+	return reconcile.NewClient(manager, controller)
+}
 
 // RunWithOperator is the whole of a controller package's TestMain: it runs the package's tests
 // against a real kube-apiserver with appkeeper's CRDs installed and its manager running, with k8s
@@ -76,6 +86,7 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 		fmt.Println(err)
 		return 1
 	}
+	manager = mgr
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Println("manager:", err)

@@ -3,12 +3,14 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -94,5 +96,33 @@ func RequireNoRolledBackEvent(t *testing.T, c client.Client, ns string) {
 		if e.Reason == appsv1alpha1.EventRolledBack {
 			t.Errorf("RolledBack event %q", e.Note)
 		}
+	}
+}
+
+// StaleReads reads Stale as it was when the test took it, as an informer cache that has not yet
+// seen the writes since does, and every other object as Client does: a pass run on it is the pass
+// that comes right after a write, before the cache has it.
+type StaleReads struct {
+	client.Client
+	Stale client.Object
+}
+
+// Get reads obj from Stale when obj is that object.
+func (c StaleReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if reflect.TypeOf(obj) == reflect.TypeOf(c.Stale) && key == client.ObjectKeyFromObject(c.Stale) {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(c.Stale.DeepCopyObject()).Elem())
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// ToldRollbacks is the Event recorder of a pass a test runs itself: it counts the RolledBack
+// Events the pass tells of and drops the others.
+type ToldRollbacks int
+
+// Eventf counts a RolledBack Event.
+func (n *ToldRollbacks) Eventf(_, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+	if reason == appsv1alpha1.EventRolledBack {
+		*n++
 	}
 }

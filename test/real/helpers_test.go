@@ -285,34 +285,43 @@ func do(req *http.Request) (string, error) {
 	return string(body), nil
 }
 
-// poller asks a URL every 50 ms and counts the answers that contain want and those that fail.
+// poller runs a probe at a fixed interval, as a client of a Service would, and counts the answers
+// and the failures.
 type poller struct {
-	url, want string
-	began     time.Time
-	cancel    context.CancelFunc
-	done      chan struct{}
+	began  time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu       sync.Mutex
 	ok       int
 	failures []string
-	// lastFailure is when the last request failed.
-	lastFailure time.Time
+	// firstFailure and lastFailure are when the first and the last probe failed.
+	firstFailure, lastFailure time.Time
 }
 
+// startPoller asks url every 50 ms and counts the answers that contain want and those that fail.
 func startPoller(url, want string) *poller {
+	return startProbing(50*time.Millisecond, func(ctx context.Context) error {
+		body, err := httpGet(ctx, url)
+		if err == nil && !strings.Contains(body, want) {
+			err = fmt.Errorf("answer without %q", want)
+		}
+		return err
+	})
+}
+
+// startProbing runs probe every interval, one at a time, until stop.
+func startProbing(interval time.Duration, probe func(ctx context.Context) error) *poller {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &poller{url: url, want: want, began: time.Now(), cancel: cancel, done: make(chan struct{})}
+	p := &poller{began: time.Now(), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		tick := time.NewTicker(50 * time.Millisecond)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
-			body, err := httpGet(ctx, url)
+			err := probe(ctx)
 			if ctx.Err() != nil {
 				return
-			}
-			if err == nil && !strings.Contains(body, want) {
-				err = fmt.Errorf("answer without %q", want)
 			}
 			p.record(err)
 			select {
@@ -333,6 +342,9 @@ func (p *poller) record(err error) {
 		return
 	}
 	p.lastFailure = time.Now()
+	if p.firstFailure.IsZero() {
+		p.firstFailure = p.lastFailure
+	}
 	p.failures = append(p.failures, time.Since(p.began).Round(time.Millisecond).String()+": "+err.Error())
 }
 

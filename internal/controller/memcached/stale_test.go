@@ -1,0 +1,54 @@
+package memcached_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/memcached"
+	"github.com/appkeeper/appkeeper/internal/testenv"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+// A pass that reads the Memcached from a cache that does not show the rollback the pass before
+// wrote finds the same failure again: it must not tell of a second rollback, with a second Event
+// and count; its write fails with a Conflict and the pass is retried on the Memcached as it is.
+func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
+	ns := newNamespace(t)
+	runningGood(t, ns, nil)
+	patch(t, ns, `{"spec":{"image":"`+badImage+`"}}`)
+	stale := waitMemcached(t, ns, func(mc *appsv1alpha1.Memcached) error {
+		if ro := mc.Status.Rollout; ro.LastGood == nil || ro.UpdateRevision == ro.LastGood.Name {
+			return errors.New("the rollout of the new image is not in the status yet")
+		}
+		return nil
+	})
+	setRevisions(t, ns, badImage, revGood, revBad, 1, 0)
+	startMember(t, ns, "cache-1", revBad, false, appsv1alpha1.ReasonImagePullBackOff)
+	waitMemcached(t, ns, degradedIs(metav1.ConditionTrue, appsv1alpha1.ReasonRolledBack))
+	counted := testutil.Rollbacks(t, "Memcached")
+	// The failed member is still there, as it is until the StatefulSet shows the restored revision.
+	get(t, ns, "cache-1", &corev1.Pod{})
+
+	var told testutil.ToldRollbacks
+	c := testenv.OperatorClient("memcached")
+	c.Client = testutil.StaleReads{Client: c.Client, Stale: stale}
+	r := &memcached.Reconciler{Client: c, Recorder: &told}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
+	if !apierrors.IsConflict(err) {
+		t.Errorf("a pass on a stale copy returned %v, want a Conflict", err)
+	}
+	if told != 0 || testutil.Rollbacks(t, "Memcached") != counted {
+		t.Errorf("a pass on a stale copy told of %d rollbacks, and the count went from %v to %v; want none", told, counted, testutil.Rollbacks(t, "Memcached"))
+	}
+	if ro := get(t, ns, "cache", &appsv1alpha1.Memcached{}).Status.Rollout; ro.Rollbacks != 1 {
+		t.Errorf("status.rollout.rollbacks = %d, want 1", ro.Rollbacks)
+	}
+}
