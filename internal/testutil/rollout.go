@@ -126,3 +126,21 @@ func (n *ToldRollbacks) Eventf(_, _ runtime.Object, _, reason, _, _ string, _ ..
 		*n++
 	}
 }
+
+// ChangesNothing waits until controller has made passes more passes than since (a Reconciles
+// count), then checks for 3 s that state still reads before: those passes wrote nothing.
+func ChangesNothing(t *testing.T, controller string, since, passes float64, before string, state func() string) {
+	t.Helper()
+	Eventually(t, 30*time.Second, func(context.Context) error {
+		if got := Reconciles(t, controller); got < since+passes {
+			return fmt.Errorf("%v passes of %s, want %v", got-since, controller, passes)
+		}
+		return nil
+	})
+	for range 6 {
+		time.Sleep(500 * time.Millisecond)
+		if after := state(); after != before {
+			t.Fatalf("%s changed what it manages: %s -> %s", controller, before, after)
+		}
+	}
+}

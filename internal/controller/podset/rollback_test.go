@@ -277,18 +277,7 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	before, passes := versions(), testutil.Reconciles(t, "podset")
 	// The kubelet backs off longer: a new problem message starts a pass.
 	crashLoop(t, ns, replacement, "20s")
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if got := testutil.Reconciles(t, "podset"); got < passes+1 {
-			return fmt.Errorf("no pass since the pod's status changed")
-		}
-		return nil
-	})
-	for range 6 {
-		time.Sleep(500 * time.Millisecond)
-		if after := versions(); after != before {
-			t.Fatalf("the PodSet or its pods changed: %s -> %s", before, after)
-		}
-	}
+	testutil.ChangesNothing(t, "podset", passes, 1, before, versions)
 	requireKept(t, ns, kept)
 	if err := testutil.RolledBack(getPodSet(t, ns).Status.Rollout, failed, good, 1); err != nil {
 		t.Error(err)

@@ -194,18 +194,7 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	before, passes := versions(), testutil.Reconciles(t, "webserver")
 	// A pod of the restored revision crash-loops as well.
 	startPod(t, ns, "web-a-2", false, appsv1alpha1.ReasonCrashLoopBackOff)
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if got := testutil.Reconciles(t, "webserver"); got < passes+2 {
-			return fmt.Errorf("%v passes since the pod started, want 2", got-passes)
-		}
-		return nil
-	})
-	for range 6 {
-		time.Sleep(500 * time.Millisecond)
-		if after := versions(); after != before {
-			t.Fatalf("the WebServer's objects changed: %s -> %s", before, after)
-		}
-	}
+	testutil.ChangesNothing(t, "webserver", passes, 2, before, versions)
 	waitTemplateImage(t, ns, goodImage)
 	if err := testutil.RolledBack(get(t, ns, "web", &appsv1alpha1.WebServer{}).Status.Rollout, failed, good, 1); err != nil {
 		t.Error(err)
