@@ -27,26 +27,26 @@ type BackupStorage struct {
 // S3Storage is a bucket of an S3-compatible object store.
 type S3Storage struct {
 	// Endpoint is the URL of the object store, such as https://s3.eu-west-1.amazonaws.com or
-	// http://versitygw.storage.svc:7070.
+	// http://versitygw.storage.svc:7070; at most 2048 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/[:space:]]+(/.*)?$')",message="s3.endpoint must be an http:// or https:// URL"
 	Endpoint string `json:"endpoint"`
 
-	// Bucket holds the artifacts; it must exist.
+	// Bucket holds the artifacts; it must exist. A bucket name of 3 to 63 characters.
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`
 	Bucket string `json:"bucket"`
 
 	// Prefix of every key the backups write, such as "prod/". Keys are
-	// <prefix><namespace>/<mysql>/<backup>.
+	// <prefix><namespace>/<mysql>/<backup>. At most 512 characters.
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="s3.prefix must not start with / nor contain .."
 	// +optional
 	Prefix string `json:"prefix,omitempty"`
 
-	// Region of the bucket.
+	// Region of the bucket. Defaults to us-east-1.
 	// +kubebuilder:default="us-east-1"
 	// +kubebuilder:validation:MinLength=1
 	// +optional
@@ -68,13 +68,13 @@ type S3Storage struct {
 
 // VolumeStorage is a PersistentVolumeClaim that holds artifacts as files.
 type VolumeStorage struct {
-	// ClaimName names the PersistentVolumeClaim.
+	// ClaimName names the PersistentVolumeClaim, in the backup's namespace; at most 253 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	ClaimName string `json:"claimName"`
 
 	// Path is the folder in the volume, such as "backups/"; files are
-	// <path><namespace>/<mysql>/<backup>.
+	// <path><namespace>/<mysql>/<backup>. At most 512 characters.
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="volume.path must not start with / nor contain .."
 	// +optional
@@ -107,7 +107,7 @@ type BackupLocation struct {
 	Storage BackupStorage `json:"storage"`
 
 	// Key of the backup in the storage, as a MySQLBackup's status.location.key reports it, such as
-	// "prod/shop/db/db-20261123-0200".
+	// "prod/shop/db/db-20261123-0200". At most 1024 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="key must not start with / nor contain .."
@@ -122,7 +122,7 @@ type BackupLocation struct {
 // that succeeded (and, with verification on, passed it) is never deleted.
 // +kubebuilder:validation:XValidation:rule="has(self.keepLast) || has(self.maxAge)",message="backup retention must set keepLast, maxAge or both"
 type BackupRetention struct {
-	// KeepLast keeps this many of the newest successful backups.
+	// KeepLast keeps this many of the newest successful backups, 1 to 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
@@ -136,12 +136,13 @@ type BackupRetention struct {
 // MySQLBackupPolicy backs a MySQL up on a schedule, before every image change, and verifies the
 // backups it takes.
 type MySQLBackupPolicy struct {
-	// Schedule in cron format ("0 2 * * *" is 02:00 every day) in TimeZone.
+	// Schedule in cron format ("0 2 * * *" is 02:00 every day) in TimeZone; at most 128 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	Schedule string `json:"schedule"`
 
-	// TimeZone of the schedule, an IANA name such as "Europe/Paris"; UTC when unset.
+	// TimeZone of the schedule, an IANA name such as "Europe/Paris" of at most 64 characters; UTC
+	// when unset.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	TimeZone *string `json:"timeZone,omitempty"`

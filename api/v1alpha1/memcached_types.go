@@ -28,20 +28,22 @@ const MaxMemcachedSize = 256
 // MemcachedSpec is the memcached cluster a user asks for.
 type MemcachedSpec struct {
 	// Size is the number of memcached members. Each keeps a stable name, so that clients hashing
-	// keys over the members keep most keys where they are when the size changes.
+	// keys over the members keep most keys where they are when the size changes. Defaults to 1;
+	// from 0 to 256.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=256
 	// +optional
 	Size *int32 `json:"size,omitempty"`
 
-	// Image is the memcached container image.
+	// Image is the memcached container image. Defaults to memcached:1.6.38-alpine.
 	// +kubebuilder:default="memcached:1.6.38-alpine"
 	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// Port is the port memcached listens on, in the pod and on the headless Service.
+	// Port is the port memcached listens on, in the pod and on the headless Service. Defaults to
+	// 11211; from 1 to 65535.
 	// +kubebuilder:default=11211
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
@@ -120,7 +122,7 @@ type MemcachedStatus struct {
 	ReadyReplicas int32 `json:"readyReplicas"`
 
 	// Nodes are the names of the members ready to serve, in ordinal order. Each resolves as
-	// <name>.<metadata.name>.<namespace>.svc through the headless Service.
+	// <name>.<metadata.name>.<namespace>.svc through the headless Service. At most 256 of them.
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional

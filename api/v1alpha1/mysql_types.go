@@ -48,7 +48,7 @@ const (
 
 // Storage is the persistent volume an application keeps its data on.
 type Storage struct {
-	// Size of the volume. Left zero in Go, it is omitted, so that the API server's default applies.
+	// Size of the volume. Defaults to 10Gi.
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be above zero"
 	// +optional
@@ -73,7 +73,7 @@ type MySQLSpec struct {
 	// The data volume records the newest version that ran on it. A tag that names no version
 	// (latest, 8, a digest) cannot be checked: it is rolled out, the Progressing condition says the
 	// guard could not check it, and the recorded version stays, so a later older version is still
-	// refused.
+	// refused. Defaults to mysql:8.4.6.
 	// +kubebuilder:default="mysql:8.4.6"
 	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
 	// +optional
@@ -111,7 +111,8 @@ type MySQLSpec struct {
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
 	// change restarts the server. Lines that set port, socket, bind-address, skip-networking,
 	// datadir, user or init-file, in any of my.cnf's spellings, and !include or !includedir directives are
-	// refused: the operator's Services, probes and data volume rely on them.
+	// refused: the operator's Services, probes and data volume rely on them. At most 128 lines of
+	// at most 1024 characters each.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"
@@ -122,6 +123,7 @@ type MySQLSpec struct {
 
 	// DeletionPolicy is what happens to the data volume and the generated credentials when the
 	// MySQL is deleted: Retain keeps them for a MySQL of the same name to take over, Delete removes them.
+	// Defaults to Retain.
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`

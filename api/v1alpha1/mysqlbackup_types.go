@@ -71,7 +71,7 @@ const (
 
 // MySQLBackupSpec is one backup of a MySQL.
 type MySQLBackupSpec struct {
-	// MySQLName names the MySQL in the same namespace to back up.
+	// MySQLName names the MySQL in the same namespace to back up; at most 63 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	MySQLName string `json:"mysqlName"`

@@ -45,7 +45,7 @@ type PodSetTemplate struct {
 
 // PodSetSpec is the set of pods a user asks for.
 type PodSetSpec struct {
-	// Replicas is the number of pods.
+	// Replicas is the number of pods. Defaults to 1; at least 0.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -56,7 +56,7 @@ type PodSetSpec struct {
 	Template PodSetTemplate `json:"template"`
 
 	// MaxUnavailable is how many of the desired pods may be missing or not ready while pods of an
-	// old template are replaced.
+	// old template are replaced. Defaults to 1; at least 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +optional

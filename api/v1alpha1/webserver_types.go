@@ -23,19 +23,20 @@ const (
 // WebServerService describes the Service in front of the web server pods.
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePort) || self.type != 'ClusterIP'",message="spec.service.nodePort is only allowed when spec.service.type is NodePort or LoadBalancer"
 type WebServerService struct {
-	// Type of the Service.
+	// Type of the Service. Defaults to ClusterIP.
 	// +kubebuilder:default=ClusterIP
 	// +optional
 	Type ServiceType `json:"type,omitempty"`
 
-	// Port the Service listens on.
+	// Port the Service listens on. Defaults to 80; from 1 to 65535.
 	// +kubebuilder:default=80
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	Port int32 `json:"port,omitempty"`
 
-	// NodePort to use when Type is NodePort or LoadBalancer; chosen by the cluster when unset.
+	// NodePort to use when Type is NodePort or LoadBalancer, from 30000 to 32767; chosen by the
+	// cluster when unset.
 	// +kubebuilder:validation:Minimum=30000
 	// +kubebuilder:validation:Maximum=32767
 	// +optional
@@ -44,13 +45,13 @@ type WebServerService struct {
 
 // WebServerSpec is the web server cluster a user asks for.
 type WebServerSpec struct {
-	// Replicas is the number of nginx pods.
+	// Replicas is the number of nginx pods. Defaults to 1; at least 0.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Image is the nginx container image.
+	// Image is the nginx container image. Defaults to nginxinc/nginx-unprivileged:1.27.4-alpine.
 	// +kubebuilder:default="nginxinc/nginx-unprivileged:1.27.4-alpine"
 	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
 	// +optional
@@ -59,6 +60,7 @@ type WebServerSpec struct {
 	// Port is the port nginx listens on inside the pod: the operator writes nginx's server block
 	// (ConfigMap <name>-nginx, mounted over /etc/nginx/conf.d/default.conf) to listen on it and to
 	// serve /usr/share/nginx/html, with /healthz for the readiness probe. A change rolls the pods.
+	// Defaults to 8080; from 1 to 65535.
 	// +kubebuilder:default=8080
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535

@@ -60,7 +60,7 @@ type WordPressDatabase struct {
 
 // WordPressStorage is the volume that keeps wp-content: uploads, themes and plugins.
 type WordPressStorage struct {
-	// Size of the volume. Left zero in Go, it is omitted, so that the API server's default applies.
+	// Size of the volume. Defaults to 1Gi.
 	// +kubebuilder:default="1Gi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.size must be above zero"
 	// +optional
@@ -71,7 +71,7 @@ type WordPressStorage struct {
 	StorageClassName *string `json:"storageClassName,omitempty"`
 
 	// AccessModes of the volume. More than one replica needs ReadWriteMany, since every replica
-	// mounts it.
+	// mounts it. Defaults to ReadWriteOnce.
 	// +kubebuilder:default={"ReadWriteOnce"}
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadWriteMany;ReadWriteOncePod
@@ -86,20 +86,20 @@ type WordPressStorage struct {
 // +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the site is restored once, before it first starts",fieldPath=".restore"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || !has(self.database.mysqlRef)",message="spec.restore needs the site's own MySQL (spec.database.mysql): that MySQL loads the restore point's database",fieldPath=".restore"
 type WordPressSpec struct {
-	// Image is the WordPress image.
+	// Image is the WordPress image. Defaults to wordpress:6.8.3-php8.3-apache.
 	// +kubebuilder:default="wordpress:6.8.3-php8.3-apache"
 	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// Replicas is the number of WordPress pods.
+	// Replicas is the number of WordPress pods. Defaults to 1; at least 0.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Database is the MySQL the site uses; by default one the WordPress runs itself. Left empty in
-	// Go, it is omitted, so that the API server's default applies.
+	// Database is the MySQL the site uses. Defaults to a MySQL the WordPress runs itself, with
+	// that kind's defaults.
 	// +kubebuilder:default={mysql:{}}
 	// +optional
 	Database WordPressDatabase `json:"database,omitzero"`
@@ -121,7 +121,7 @@ type WordPressSpec struct {
 
 	// DeletionPolicy is what happens to the wp-content volume when the WordPress is deleted:
 	// Retain keeps it for a WordPress of the same name to take over, Delete removes it. The
-	// database follows its own MySQL's deletionPolicy.
+	// database follows its own MySQL's deletionPolicy. Defaults to Retain.
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`

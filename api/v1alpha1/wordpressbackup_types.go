@@ -9,7 +9,7 @@ const WordPressBackupAppName = "wordpressbackup"
 
 // WordPressBackupSpec is one restore point of a WordPress site: its database and its wp-content.
 type WordPressBackupSpec struct {
-	// WordPressName names the WordPress in the same namespace to back up.
+	// WordPressName names the WordPress in the same namespace to back up; at most 63 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	WordPressName string `json:"wordpressName"`
