@@ -20,18 +20,25 @@ var needsAPerson = map[string]bool{
 	appsv1alpha1.ReasonInvalidSpec:     true,
 }
 
-// WarnWhenStuck records a Warning Event, and logs the decision, when Degraded turns to a reason
-// that only a person can clear, once per change of reason or message; the retries that follow stay
-// silent.
-func WarnWhenStuck(ctx context.Context, recorder events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
+// announcedByRollout are the Degraded reasons whose Warning Event the rollout sends itself, once
+// the status that records them is written.
+var announcedByRollout = map[string]bool{appsv1alpha1.ReasonRolledBack: true}
+
+// WarnWhenDegraded records a Warning Event, with the condition's reason and message, when Degraded
+// turns True or changes reason: `kubectl get events` and `kubectl describe` then tell why an
+// instance is not working. For a reason that only a person can clear, a new message warns again
+// and the decision is logged; the retries that follow stay silent.
+func WarnWhenDegraded(ctx context.Context, recorder events.EventRecorder, obj runtime.Object, before, after []metav1.Condition) {
 	now := meta.FindStatusCondition(after, appsv1alpha1.ConditionDegraded)
-	if now == nil || now.Status != metav1.ConditionTrue || !needsAPerson[now.Reason] {
+	if now == nil || now.Status != metav1.ConditionTrue || announcedByRollout[now.Reason] {
 		return
 	}
 	if was := meta.FindStatusCondition(before, appsv1alpha1.ConditionDegraded); was != nil &&
-		was.Status == now.Status && was.Reason == now.Reason && was.Message == now.Message {
+		was.Status == now.Status && was.Reason == now.Reason && (was.Message == now.Message || !needsAPerson[now.Reason]) {
 		return
 	}
-	log.FromContext(ctx).Info("waiting for a person", "reason", now.Reason, "problem", now.Message)
+	if needsAPerson[now.Reason] {
+		log.FromContext(ctx).Info("waiting for a person", "reason", now.Reason, "problem", now.Message)
+	}
 	recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
 }

@@ -73,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			decision.Complete(desired, time.Now())
 		}
 		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
-		reconcile.WarnWhenStuck(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
+		reconcile.WarnWhenDegraded(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		// Pods that could not be read show no failure, leave the members last reported in place
 		// and are read again on retry.
 		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "Memcached", original, mc, decision,

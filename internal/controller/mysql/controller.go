@@ -192,7 +192,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.
 	}
 	m.Status = computeStatus(built, pass.decision, *seen, passErr)
 	r.recordTransitions(original, m)
-	reconcile.WarnWhenStuck(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
+	reconcile.WarnWhenDegraded(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
 	// A failed read leaves its conditions Unknown and is retried like any other error.
 	err := errors.Join(passErr, seen.claimErr, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "MySQL", original, m, pass.decision,
 		func(m *appsv1alpha1.MySQL) any { return m.Status }))
@@ -289,16 +289,11 @@ func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.My
 	return recheck, nil
 }
 
-// recordTransitions emits Upgraded when a rollout has just completed, and a warning when a
-// downgrade or a rollback is first refused.
+// recordTransitions emits Upgraded when a rollout has just completed; WarnWhenDegraded tells of a
+// refused downgrade or rollback.
 func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade", "the server runs %s", m.Status.Image)
-	}
-	for _, refused := range []string{appsv1alpha1.ReasonDowngradeRefused, appsv1alpha1.ReasonRollbackRefused} {
-		if reason(m, appsv1alpha1.ConditionDegraded) == refused && reason(original, appsv1alpha1.ConditionDegraded) != refused {
-			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, refused, "Upgrade", "%s", conditionMessage(m, appsv1alpha1.ConditionDegraded))
-		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -209,5 +210,35 @@ func TestCredentialsSecretRefProblemsAreReported(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(m), &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get StatefulSet %s = %v, want NotFound: the server cannot start without its passwords", m.Name, err)
 		}
+		wantOneWarning(t, ns, m.Name, want)
+	}
+}
+
+// wantOneWarning waits for the Warning Event that tells why the MySQL named name is Degraded, and
+// checks that the passes retrying it add no other.
+func wantOneWarning(t *testing.T, ns, name, says string) {
+	t.Helper()
+	warnings := func(events []eventsv1.Event) []eventsv1.Event {
+		var out []eventsv1.Event
+		for _, e := range events {
+			if e.Type == corev1.EventTypeWarning && e.Regarding.Name == name && strings.Contains(e.Note, says) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+		if len(warnings(events)) == 0 {
+			return fmt.Errorf("no Warning Event for MySQL %s saying %q", name, says)
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	list := &eventsv1.EventList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if got := warnings(list.Items); len(got) != 1 || got[0].Series != nil {
+		t.Errorf("Warning Events for MySQL %s: %+v, want exactly one, not repeated", name, got)
 	}
 }

@@ -68,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		ps.Status = computeStatus(target, hash, decision, pods, podsErr, err)
 		r.recordUpgrade(original, ps)
-		reconcile.WarnWhenStuck(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
+		reconcile.WarnWhenDegraded(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
 		err = errors.Join(err, rollout.WriteStatus(ctx, r.Client, r.Recorder, "PodSet", original, ps, decision,
 			func(p *appsv1alpha1.PodSet) any { return p.Status }))
 		// A pass waiting for a watched object to go needs no retry.

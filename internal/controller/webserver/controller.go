@@ -72,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		ws.Status = computeStatus(target, decision, observed, pods, podsErr, err)
 		r.recordUpgrade(original, ws)
-		reconcile.WarnWhenStuck(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
+		reconcile.WarnWhenDegraded(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WebServer", original, ws, decision,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))

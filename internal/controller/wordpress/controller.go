@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			decision.Complete(desired, time.Now())
 		}
 		wp.Status = computeStatus(target, decision, seen, err)
-		reconcile.WarnWhenStuck(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
+		reconcile.WarnWhenDegraded(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
 		r.warnRestoreStuck(ctx, original.Status.Conditions, wp.Status.Conditions, wp)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WordPress", original, wp, decision,
