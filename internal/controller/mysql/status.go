@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -172,18 +171,4 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 		return reconcile.PodsDegraded(seen.pods, seen.podsErr)
 	}
 	return c
-}
-
-func reason(m *appsv1alpha1.MySQL, condType string) string {
-	if c := meta.FindStatusCondition(m.Status.Conditions, condType); c != nil {
-		return c.Reason
-	}
-	return ""
-}
-
-func conditionMessage(m *appsv1alpha1.MySQL, condType string) string {
-	if c := meta.FindStatusCondition(m.Status.Conditions, condType); c != nil {
-		return c.Message
-	}
-	return ""
 }
