@@ -24,10 +24,12 @@ type controlPlane struct {
 	admin *rest.Config
 	// args is kube-apiserver's command line, read from the process envtest started.
 	args []string
-	// pid is the running kube-apiserver; restarted is set once this test started it.
-	pid       int
-	restarted *exec.Cmd
-	logPath   string
+	// pid is the running kube-apiserver; restarted is set once this test started it, and
+	// stopRestarted stops it.
+	pid           int
+	restarted     *exec.Cmd
+	stopRestarted context.CancelFunc
+	logPath       string
 }
 
 // startControlPlane starts etcd and kube-apiserver through envtest, with the CRDs in crdDirs.
@@ -53,7 +55,7 @@ func startControlPlane(t *testing.T, crdDirs ...string) *controlPlane {
 	}
 	c := &controlPlane{admin: cfg, args: args, pid: pid, logPath: logPath}
 	// Runs before envtest stops etcd, which a kube-apiserver of this test's own must not outlive.
-	t.Cleanup(c.stopRestarted)
+	t.Cleanup(c.stop)
 	return c
 }
 
@@ -87,6 +89,7 @@ func (c *controlPlane) killAPIServer(t *testing.T) {
 	}
 	if c.restarted != nil {
 		_ = c.restarted.Wait()
+		c.stopRestarted()
 		c.restarted = nil
 		return
 	}
@@ -108,13 +111,17 @@ func (c *controlPlane) startAPIServer(t *testing.T) time.Time {
 		t.Fatal(err)
 	}
 	defer func() { _ = log.Close() }()
-	cmd := exec.Command(c.args[0], c.args[1:]...)
+	ctx, stop := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, c.args[0], c.args[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
+		stop()
 		t.Fatalf("start kube-apiserver: %v", err)
 	}
-	c.pid, c.restarted = cmd.Process.Pid, cmd
+	c.pid, c.restarted, c.stopRestarted = cmd.Process.Pid, cmd, stop
 	return c.waitReady(t)
 }
 
@@ -142,20 +149,13 @@ func (c *controlPlane) waitReady(t *testing.T) time.Time {
 	}
 }
 
-// stopRestarted stops the kube-apiserver this test started, if any.
-func (c *controlPlane) stopRestarted() {
+// stop stops the kube-apiserver this test started, if any: SIGTERM, then SIGKILL after 10 s.
+func (c *controlPlane) stop() {
 	if c.restarted == nil {
 		return
 	}
-	_ = c.restarted.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = c.restarted.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = c.restarted.Process.Kill()
-		<-done
-	}
+	c.stopRestarted()
+	_ = c.restarted.Wait()
 }
 
 // restartAPIServer kills kube-apiserver, leaves it down for downtime, starts it again and returns
