@@ -74,7 +74,7 @@ func TestUserRoles(t *testing.T) {
 
 // TestChartWatchNamespacesRBAC: with watchNamespaces, the operator's rights on namespaced
 // resources are a Role in each watched namespace, and the ClusterRole keeps only the reviews of
-// the metrics endpoint.
+// the metrics endpoint and the API server's readiness.
 func TestChartWatchNamespacesRBAC(t *testing.T) {
 	all := rendered(t, nil)["ClusterRole//appkeeper-manager"]
 	got := rendered(t, map[string]any{"watchNamespaces": []any{"shop", "blog"}})
@@ -83,14 +83,16 @@ func TestChartWatchNamespacesRBAC(t *testing.T) {
 	if cluster == nil {
 		t.Fatalf("no ClusterRole appkeeper-manager in %v", keys(got))
 	}
+	const clusterRules = 3
 	for _, r := range field(t, cluster, "rules").([]any) {
 		groups := fmt.Sprint(r.(map[string]any)["apiGroups"])
-		if groups != "[authentication.k8s.io]" && groups != "[authorization.k8s.io]" {
+		urls := fmt.Sprint(r.(map[string]any)["nonResourceURLs"])
+		if groups != "[authentication.k8s.io]" && groups != "[authorization.k8s.io]" && urls != "[/readyz]" {
 			t.Errorf("the ClusterRole grants %v cluster-wide", r)
 		}
 	}
-	if n := len(field(t, cluster, "rules").([]any)); n != 2 {
-		t.Errorf("the ClusterRole has %d rules, want tokenreviews and subjectaccessreviews", n)
+	if n := len(field(t, cluster, "rules").([]any)); n != clusterRules {
+		t.Errorf("the ClusterRole has %d rules, want tokenreviews, subjectaccessreviews and /readyz", n)
 	}
 	if got["ClusterRoleBinding//appkeeper-manager"] == nil {
 		t.Error("the small ClusterRole is not bound")
@@ -101,8 +103,8 @@ func TestChartWatchNamespacesRBAC(t *testing.T) {
 		if role == nil || binding == nil {
 			t.Fatalf("no Role and RoleBinding in %s: %v", ns, keys(got))
 		}
-		if n := len(field(t, role, "rules").([]any)); n != len(allRules)-2 {
-			t.Errorf("the Role in %s has %d rules, want the %d namespaced ones", ns, n, len(allRules)-2)
+		if n := len(field(t, role, "rules").([]any)); n != len(allRules)-clusterRules {
+			t.Errorf("the Role in %s has %d rules, want the %d namespaced ones", ns, n, len(allRules)-clusterRules)
 		}
 		if verbs := verbsOn(t, role, "webservers"); fmt.Sprint(verbs) != "[get list watch]" {
 			t.Errorf("the Role in %s grants %v on webservers", ns, verbs)

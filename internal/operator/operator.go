@@ -27,6 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apiserverwait"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
 	"github.com/appkeeper/appkeeper/internal/controller/mysql"
@@ -138,12 +139,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.SecureMetrics {
 		metrics.FilterProvider = metricsauth.NewFilter
 	}
-	cacheOptions := cache.Options{ByObject: managedObjects(), DefaultTransform: keepOwnManagedFields}
-	if o.Namespaces != "" {
-		cacheOptions.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range strings.Split(o.Namespaces, ",") {
-			cacheOptions.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
-		}
+	cacheOptions, err := newCacheOptions(cfg, o.Namespaces)
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        Scheme(),
@@ -209,7 +207,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:    mgr.GetEventRecorder(Name),
 		BackupImage: o.BackupImage,
 		NewSecretNames: func() (cache.Cache, error) {
-			return newSecretNamesCache(mgr, cacheOptions.DefaultNamespaces)
+			return newSecretNamesCache(mgr, cacheOptions)
 		},
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
@@ -222,6 +220,26 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
 	return mgr, nil
+}
+
+// newCacheOptions configure the manager's cache: the managed objects of the namespaces listed in
+// namespaces (all when empty), with informers that wait out an outage of the API server instead of
+// backing off through it, so that the operator acts on changes as soon as the API server is back.
+func newCacheOptions(cfg *rest.Config, namespaces string) (cache.Options, error) {
+	outage, err := apiserverwait.New(cfg, ctrl.Log.WithName("apiserver"))
+	if err != nil {
+		return cache.Options{}, err
+	}
+	options := cache.Options{
+		ByObject: managedObjects(), DefaultTransform: keepOwnManagedFields, NewInformer: outage.NewInformer,
+	}
+	if namespaces != "" {
+		options.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range strings.Split(namespaces, ",") {
+			options.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
+		}
+	}
+	return options, nil
 }
 
 // keepOwnManagedFields drops from cached objects the managed-fields entries of every other field

@@ -11,13 +11,15 @@ import (
 // newSecretNamesCache is a cache of the names of every Secret in the watched namespaces, and of
 // nothing else about them: a MySQL that references a Secret learns at once when it is created or
 // changed, while no Secret's data or metadata beyond its name is held. The manager's own cache
-// holds only the Secrets appkeeper manages.
-func newSecretNamesCache(mgr ctrl.Manager, namespaces map[string]cache.Config) (cache.Cache, error) {
+// holds only the Secrets appkeeper manages. It watches the namespaces of managerCache and builds
+// its informers as that cache does.
+func newSecretNamesCache(mgr ctrl.Manager, managerCache cache.Options) (cache.Cache, error) {
 	names, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: namespaces,
+		DefaultNamespaces: managerCache.DefaultNamespaces,
 		DefaultTransform:  keepOnlyName,
+		NewInformer:       managerCache.NewInformer,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create the cache of Secret names: %w", err)
