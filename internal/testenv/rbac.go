@@ -17,9 +17,11 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -169,10 +171,16 @@ func (l *forbiddenLog) watch(cfg *rest.Config) {
 }
 
 func (l *forbiddenLog) record(req *http.Request, body []byte) {
-	var status metav1.Status
 	message := strings.TrimSpace(string(body))
-	if yaml.Unmarshal(body, &status) == nil && status.Message != "" {
-		message = status.Message
+	// The answer is in JSON or protobuf, as the request asked.
+	if decoded, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil); err == nil {
+		if status, ok := decoded.(*metav1.Status); ok && status.Message != "" {
+			message = status.Message
+			if apierrors.HasStatusCause(&apierrors.StatusError{ErrStatus: *status}, corev1.NamespaceTerminatingCause) {
+				// The namespace is being deleted: the roles are not at fault.
+				return
+			}
+		}
 	}
 	line := fmt.Sprintf("%s %s: %s", req.Method, req.URL.Path, message)
 	l.mu.Lock()

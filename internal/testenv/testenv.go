@@ -4,7 +4,6 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +48,7 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
 		return 1
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	ctrl.SetLogger(zap.New(zap.WriteTo(operatorLog)))
 	root := repoRoot()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},

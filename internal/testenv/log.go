@@ -1,0 +1,52 @@
+package testenv
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+)
+
+// logTap receives the operator's log, one JSON line per write, and hands each line to the tests
+// that listen at the time; with none listening, the line is dropped.
+type logTap struct {
+	mu        sync.Mutex
+	listeners map[*logLines]bool
+}
+
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+var operatorLog = &logTap{listeners: map[*logLines]bool{}}
+
+func (tap *logTap) Write(p []byte) (int, error) {
+	line := string(bytes.TrimSpace(p))
+	tap.mu.Lock()
+	defer tap.mu.Unlock()
+	for listener := range tap.listeners {
+		listener.mu.Lock()
+		listener.lines = append(listener.lines, line)
+		listener.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+// CaptureLog returns a function that gives the lines, in zap's JSON, that the operator under test
+// has logged since CaptureLog was called, until t ends.
+func CaptureLog(t testing.TB) func() []string {
+	captured := &logLines{}
+	operatorLog.mu.Lock()
+	operatorLog.listeners[captured] = true
+	operatorLog.mu.Unlock()
+	t.Cleanup(func() {
+		operatorLog.mu.Lock()
+		delete(operatorLog.listeners, captured)
+		operatorLog.mu.Unlock()
+	})
+	return func() []string {
+		captured.mu.Lock()
+		defer captured.mu.Unlock()
+		return append([]string(nil), captured.lines...)
+	}
+}
