@@ -36,7 +36,8 @@ type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fiel
 // (read from the cache into live, or from the API server when the cache misses) and sends nothing when
 // they match, so an idle operator makes no writes. live is left holding the object as the API server
 // has it after the call, so that status computed from it already reflects the change; before is a
-// copy of it from before the change, nil when it was created.
+// copy of it from before the change, nil when it was created. Each creation or change is logged
+// once, at info, with the paths of the fields that changed.
 func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	ctx context.Context, c Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
 ) (result Result, before T, err error) {
@@ -45,7 +46,14 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	if err != nil {
 		return Unchanged, before, err
 	}
-	if found && hasLegacyApplyEntry(live.GetManagedFields()) {
+	if !found {
+		if err := c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
+			return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
+		}
+		logChange(ctx, kindOf(c, live), key, nil)
+		return Created, before, decodeApplied(desired, live, key)
+	}
+	if hasLegacyApplyEntry(live.GetManagedFields()) {
 		stale := live.DeepCopyObject().(client.Object)
 		defer func() {
 			if err == nil {
@@ -53,27 +61,20 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 			}
 		}()
 	}
-	result = Created
-	if found {
-		result = Updated
-		if err := checkOwnership(c, owner, live); err != nil {
-			return Unchanged, before, err
-		}
-		before = live.DeepCopyObject().(T)
-		applied, err := extract(live, c.FieldOwner)
-		if err != nil {
-			return Unchanged, before, fmt.Errorf("extract %T %s: %w", live, key, err)
-		}
-		same, err := sameJSON(applied, desired)
-		if err != nil {
-			return Unchanged, before, err
-		}
-		if same {
-			return Unchanged, before, nil
-		}
+	if err := checkOwnership(c, owner, live); err != nil {
+		return Unchanged, before, err
+	}
+	before = live.DeepCopyObject().(T)
+	applied, err := extract(live, c.FieldOwner)
+	if err != nil {
+		return Unchanged, before, fmt.Errorf("extract %T %s: %w", live, key, err)
+	}
+	changes, err := changedFields(applied, desired)
+	if err != nil || len(changes) == 0 {
+		return Unchanged, before, err
 	}
 	err = c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership)
-	if apierrors.IsInvalid(err) && result == Updated {
+	if apierrors.IsInvalid(err) {
 		// A hand edit can leave list entries that another manager owns beside the ones applied
 		// again (a Service port renumbered keeps its name), which apply alone cannot remove.
 		err = replaceSpec(ctx, c, live, desired)
@@ -81,15 +82,21 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	if err != nil {
 		return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
 	}
-	// The client decoded the API server's answer into desired.
+	logChange(ctx, kindOf(c, live), key, changes)
+	return Updated, before, decodeApplied(desired, live, key)
+}
+
+// decodeApplied leaves live holding the object as the API server answered the apply, which the
+// client decoded into desired.
+func decodeApplied(desired any, live client.Object, key client.ObjectKey) error {
 	raw, err := json.Marshal(desired)
 	if err != nil {
-		return result, before, fmt.Errorf("marshal %T: %w", desired, err)
+		return fmt.Errorf("marshal %T: %w", desired, err)
 	}
 	if err := json.Unmarshal(raw, live); err != nil {
-		return result, before, fmt.Errorf("decode applied %T %s: %w", live, key, err)
+		return fmt.Errorf("decode applied %T %s: %w", live, key, err)
 	}
-	return result, before, nil
+	return nil
 }
 
 // replaceSpec writes desired's spec over the live object's whole spec and adds desired's labels,
@@ -121,7 +128,7 @@ func replaceSpec(ctx context.Context, c Client, live client.Object, desired runt
 func toMap(v any) (map[string]any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("marshal %T: %w", v, err)
 	}
 	out := map[string]any{}
 	return out, json.Unmarshal(raw, &out)
@@ -139,20 +146,6 @@ func merge(base, overlay map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// sameJSON compares two apply configurations of one type by their serialized form, which
-// normalizes quantities and sorts map keys.
-func sameJSON(a, b any) (bool, error) {
-	ja, err := json.Marshal(a)
-	if err != nil {
-		return false, fmt.Errorf("marshal %T: %w", a, err)
-	}
-	jb, err := json.Marshal(b)
-	if err != nil {
-		return false, fmt.Errorf("marshal %T: %w", b, err)
-	}
-	return string(ja) == string(jb), nil
 }
 
 // ApplyChild applies owner's child named name as Apply does, for a caller that needs neither the
