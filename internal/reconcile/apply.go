@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -73,13 +71,7 @@ func Apply[T client.Object, AC runtime.ApplyConfiguration](
 	if err != nil || len(changes) == 0 {
 		return Unchanged, before, err
 	}
-	err = c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership)
-	if apierrors.IsInvalid(err) {
-		// A hand edit can leave list entries that another manager owns beside the ones applied
-		// again (a Service port renumbered keeps its name), which apply alone cannot remove.
-		err = replaceSpec(ctx, c, live, desired)
-	}
-	if err != nil {
+	if err := applyOver(ctx, c, live, desired); err != nil {
 		return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
 	}
 	logChange(ctx, kindOf(c, live), key, changes)
@@ -99,32 +91,6 @@ func decodeApplied(desired any, live client.Object, key client.ObjectKey) error 
 	return nil
 }
 
-// replaceSpec writes desired's spec over the live object's whole spec and adds desired's labels,
-// annotations and owner references, taking back every field another manager took.
-func replaceSpec(ctx context.Context, c Client, live client.Object, desired runtime.ApplyConfiguration) error {
-	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
-	if err != nil {
-		return err
-	}
-	desiredMap, err := toMap(desired)
-	if err != nil {
-		return err
-	}
-	obj := &unstructured.Unstructured{Object: liveMap}
-	obj.Object["spec"] = desiredMap["spec"]
-	want := &unstructured.Unstructured{Object: desiredMap}
-	obj.SetLabels(merge(obj.GetLabels(), want.GetLabels()))
-	obj.SetAnnotations(merge(obj.GetAnnotations(), want.GetAnnotations()))
-	obj.SetOwnerReferences(want.GetOwnerReferences())
-	obj.SetManagedFields(nil)
-	gvk, err := c.GroupVersionKindFor(live)
-	if err != nil {
-		return err
-	}
-	obj.SetGroupVersionKind(gvk)
-	return c.Update(ctx, obj, client.FieldOwner(c.FieldOwner))
-}
-
 func toMap(v any) (map[string]any, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -132,20 +98,6 @@ func toMap(v any) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	return out, json.Unmarshal(raw, &out)
-}
-
-func merge(base, overlay map[string]string) map[string]string {
-	if len(overlay) == 0 {
-		return base
-	}
-	out := make(map[string]string, len(base)+len(overlay))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range overlay {
-		out[k] = v
-	}
-	return out
 }
 
 // ApplyChild applies owner's child named name as Apply does, for a caller that needs neither the

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -55,5 +56,32 @@ func TestChangedFields(t *testing.T) {
 				t.Errorf("changedFields = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestMissingFields(t *testing.T) {
+	decode := func(s string) map[string]any {
+		m := map[string]any{}
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	// A port renumbered by hand, beside fields the API server defaulted and another manager set.
+	have := decode(`{"metadata":{"name":"web","labels":{"app":"web","team":"a"}},
+		"spec":{"clusterIP":"10.0.0.1","selector":{"app":"web"},
+		"ports":[{"name":"http","port":9999,"protocol":"TCP","targetPort":"http"}]}}`)
+	want := decode(`{"metadata":{"name":"web","labels":{"app":"web","tier":"front"}},
+		"spec":{"selector":{"app":"web"},"ports":[{"name":"http","port":80,"targetPort":"http"}]}}`)
+	got, err := json.Marshal(missingFields(have, want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const patch = `{"metadata":{"labels":{"tier":"front"}},"spec":{"ports":[{"name":"http","port":80,"targetPort":"http"}]}}`
+	if string(got) != patch {
+		t.Errorf("missingFields = %s, want %s", got, patch)
+	}
+	if got := missingFields(have, decode(`{"spec":{"ports":[{"name":"http","port":9999}]}}`)); len(got) != 0 {
+		t.Errorf("missingFields of what have holds = %v, want none", got)
 	}
 }

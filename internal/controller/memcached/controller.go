@@ -39,10 +39,8 @@ type Reconciler struct {
 // Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
 // server enforces OwnerReferencesPermissionEnforcement.
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds/finalizers,verbs=update
-// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
-// replaced whole.
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;update
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -57,10 +57,8 @@ const restoreSourceIndex = "mysql.restore.backupName"
 // Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
 // server enforces OwnerReferencesPermissionEnforcement.
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls/finalizers,verbs=update
-// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
-// replaced whole.
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;update
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch

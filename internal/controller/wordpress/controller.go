@@ -49,10 +49,8 @@ type Reconciler struct {
 // The MySQL a WordPress owns is itself an owner, of its StatefulSet and Secret.
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=wordpresses/finalizers;mysqls/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch;create;patch
-// update: when apply cannot remove list entries a hand edit left (reconcile.Apply), the spec is
-// replaced whole.
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update
-// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;create;patch

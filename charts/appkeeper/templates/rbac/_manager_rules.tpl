@@ -10,6 +10,7 @@
   - configmaps
   - persistentvolumeclaims
   - secrets
+  - services
   verbs:
   - create
   - get
@@ -27,17 +28,6 @@
   - list
   - watch
 - apiGroups:
-  - ""
-  resources:
-  - services
-  verbs:
-  - create
-  - get
-  - list
-  - patch
-  - update
-  - watch
-- apiGroups:
   - apps
   resources:
   - deployments
@@ -47,7 +37,6 @@
   - get
   - list
   - patch
-  - update
   - watch
 - apiGroups:
   - apps.appkeeper.dev
