@@ -170,41 +170,44 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
+	// Every controller learns from the others' refused writes that a namespace is being deleted.
+	terminating := reconcile.NewTerminatingNamespaces()
+	recorder := terminating.Recorder(mgr.GetEventRecorder(Name))
 	if err := (&webserver.Reconciler{
-		Client:   reconcile.NewClient(mgr, "webserver"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "webserver", terminating),
+		Recorder: recorder,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
 	}
 	if err := (&memcached.Reconciler{
-		Client:   reconcile.NewClient(mgr, "memcached"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "memcached", terminating),
+		Recorder: recorder,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the Memcached controller: %w", err)
 	}
 	if err := (&podset.Reconciler{
-		Client:   reconcile.NewClient(mgr, "podset"),
-		Recorder: mgr.GetEventRecorder(Name),
+		Client:   reconcile.NewClient(mgr, "podset", terminating),
+		Recorder: recorder,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
 	}
 	if err := (&mysqlbackup.Reconciler{
-		Client:      reconcile.NewClient(mgr, "mysqlbackup"),
-		Recorder:    mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "mysqlbackup", terminating),
+		Recorder:    recorder,
 		BackupImage: o.BackupImage,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the MySQLBackup controller: %w", err)
 	}
 	if err := (&wordpressbackup.Reconciler{
-		Client:      reconcile.NewClient(mgr, "wordpressbackup"),
-		Recorder:    mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "wordpressbackup", terminating),
+		Recorder:    recorder,
 		BackupImage: o.BackupImage,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPressBackup controller: %w", err)
 	}
 	if err := (&mysql.Reconciler{
-		Client:      reconcile.NewClient(mgr, "mysql"),
-		Recorder:    mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "mysql", terminating),
+		Recorder:    recorder,
 		BackupImage: o.BackupImage,
 		NewSecretNames: func() (cache.Cache, error) {
 			return newSecretNamesCache(mgr, cacheOptions)
@@ -213,8 +216,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
 	}
 	if err := (&wordpress.Reconciler{
-		Client:      reconcile.NewClient(mgr, "wordpress"),
-		Recorder:    mgr.GetEventRecorder(Name),
+		Client:      reconcile.NewClient(mgr, "wordpress", terminating),
+		Recorder:    recorder,
 		BackupImage: o.BackupImage,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)

@@ -21,11 +21,19 @@ type Client struct {
 	client.Client
 	APIReader  client.Reader
 	FieldOwner string
+	// terminating, when set, holds the namespaces being deleted, where Client writes nothing.
+	terminating *TerminatingNamespaces
 }
 
-// NewClient is the client of the controller named controllerName.
-func NewClient(mgr ctrl.Manager, controllerName string) Client {
-	return Client{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), FieldOwner: fieldOwnerPrefix + controllerName}
+// NewClient is the client of the controller named controllerName. With terminating, which every
+// controller of the manager shares, it writes nothing in a namespace being deleted
+// (SkipTerminatingNamespaces).
+func NewClient(mgr ctrl.Manager, controllerName string, terminating *TerminatingNamespaces) Client {
+	c := Client{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), FieldOwner: fieldOwnerPrefix + controllerName, terminating: terminating}
+	if terminating != nil {
+		c.Client = terminatingGuard{Client: c.Client, namespaces: terminating}
+	}
+	return c
 }
 
 // IsOperatorFieldOwner is true for a field manager name under which appkeeper writes.

@@ -30,7 +30,7 @@ var manager ctrl.Manager
 // OperatorClient is the client of the operator's controller named controller, its cache included,
 // for a test that runs a pass of that controller itself, as the operator would.
 func OperatorClient(controller string) reconcile.Client {
-	return reconcile.NewClient(manager, controller)
+	return reconcile.NewClient(manager, controller, nil)
 }
 
 // RunWithOperator is the whole of a controller package's TestMain: it runs the package's tests

@@ -192,5 +192,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
-		Complete(r)
+		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.Memcached{}, r))
 }

@@ -338,7 +338,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// MySQLs restored from it.
 		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs)).
 		WithOptions(options).
-		Build(r)
+		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.MySQL{}, r))
 	if err != nil {
 		return err
 	}

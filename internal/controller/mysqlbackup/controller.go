@@ -325,7 +325,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&batchv1.Job{}).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.waitingBackups)).
 		WithOptions(options).
-		Complete(r)
+		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.MySQLBackup{}, r))
 }
 
 // IndexByMySQL registers the index of MySQLBackups by the MySQL they back up.

@@ -190,5 +190,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Pod{}, builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
-		Complete(r)
+		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.PodSet{}, r))
 }

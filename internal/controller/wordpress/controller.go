@@ -291,5 +291,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.PersistentVolumeClaim{}, freed).
 		Watches(&batchv1.Job{}, freed).
 		WithOptions(options).
-		Complete(r)
+		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WordPress{}, r))
 }

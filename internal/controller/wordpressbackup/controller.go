@@ -235,7 +235,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&appsv1alpha1.WordPress{}, handler.EnqueueRequestsFromMapFunc(r.pendingInNamespace)).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.pendingInNamespace)).
 		WithOptions(options).
-		Complete(r)
+		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WordPressBackup{}, r))
 }
 
 // pendingInNamespace maps a site or a MySQL to the restore points of its namespace that have not
