@@ -1,7 +1,10 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -28,12 +31,24 @@ type fieldChange struct {
 // lists of one length entry by entry, an entry named by its name field where it has one; a list
 // whose length changed is one change.
 func changedFields(applied, desired any) ([]fieldChange, error) {
-	a, err := toMap(applied)
+	rawApplied, err := json.Marshal(applied)
 	if err != nil {
+		return nil, fmt.Errorf("marshal %T: %w", applied, err)
+	}
+	rawDesired, err := json.Marshal(desired)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %T: %w", desired, err)
+	}
+	// Serialized apply configurations sort map keys and normalize quantities: equal bytes, the
+	// case of nearly every pass, need no walk.
+	if bytes.Equal(rawApplied, rawDesired) {
+		return nil, nil
+	}
+	var a, d map[string]any
+	if err := json.Unmarshal(rawApplied, &a); err != nil {
 		return nil, err
 	}
-	d, err := toMap(desired)
-	if err != nil {
+	if err := json.Unmarshal(rawDesired, &d); err != nil {
 		return nil, err
 	}
 	var changes []fieldChange
