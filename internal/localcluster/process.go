@@ -32,6 +32,11 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logPath, err)
 	}
+	return startChildLogging(name, bin, args, env, f)
+}
+
+// startChildLogging starts a child whose output goes to f, which is closed when the child is stopped.
+func startChildLogging(name, bin string, args, env []string, f *os.File) (*child, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = env
@@ -45,7 +50,7 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 		_ = f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	ch := &child{name: name, logPath: logPath, cmd: cmd, logFile: f, done: make(chan struct{})}
+	ch := &child{name: name, logPath: f.Name(), cmd: cmd, logFile: f, done: make(chan struct{})}
 	go func() {
 		ch.waitErr = cmd.Wait()
 		close(ch.done)

@@ -231,8 +231,18 @@ func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error
 }
 
 func (c *Cluster) allChildren() []*child {
-	if c.node == nil {
+	all := c.controlPlaneChildren()
+	if c.node != nil {
+		all = append(all, c.node.children...)
+	}
+	return all
+}
+
+// controlPlaneChildren are the components this package started itself, with kube-apiserver once
+// RestartAPIServer has started it again.
+func (c *Cluster) controlPlaneChildren() []*child {
+	if c.apiServer == nil {
 		return c.children
 	}
-	return append(slices.Clone(c.children), c.node.children...)
+	return append(slices.Clone(c.children), c.apiServer)
 }

@@ -1,0 +1,129 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// RestartAPIServer kills kube-apiserver with SIGKILL, as a crash or the OOM killer ends it, starts
+// it again with the same command line, its output appended to the same log, and returns once its
+// /readyz answers ok, with how long it was down. etcd keeps running, so nothing stored is lost;
+// every client loses its connections and watches.
+func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
+	pids := c.apiServerProcesses()
+	if len(pids) != 1 {
+		return 0, fmt.Errorf("want one kube-apiserver of the cluster in %s, found %v", c.Dir, pids)
+	}
+	args, err := commandLine(pids[0])
+	if err != nil {
+		return 0, err
+	}
+	killed := time.Now()
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		return 0, fmt.Errorf("killing kube-apiserver: %w", err)
+	}
+	for len(c.apiServerProcesses()) > 0 {
+		if time.Since(killed) > stopGrace {
+			return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
+		}
+		if err := sleepCtx(ctx, pollInterval); err != nil {
+			return 0, err
+		}
+	}
+	if c.apiServer != nil {
+		_ = c.apiServer.stop(stopGrace)
+	}
+	logFile, err := os.OpenFile(c.logPath("kube-apiserver"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	// Like every child, and unlike envtest's own, it dies with this process.
+	c.apiServer, err = startChildLogging("kube-apiserver", args[0], args[1:], nil, logFile)
+	if err != nil {
+		_ = logFile.Close()
+		return 0, err
+	}
+	if err := c.waitAPIServerReady(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(killed), nil
+}
+
+// apiServerProcesses finds kube-apiserver by the certificate directory envtest passes it.
+func (c *Cluster) apiServerProcesses() []int {
+	certDir := "--cert-dir=" + c.certDir()
+	return processes(func(_ int, args []string) bool {
+		return filepath.Base(args[0]) == "kube-apiserver" && slices.Contains(args, certDir)
+	})
+}
+
+// etcdProcesses finds etcd by the data directory envtest passes it.
+func (c *Cluster) etcdProcesses() []int {
+	dataDir := "--data-dir=" + c.etcdDir()
+	return processes(func(_ int, args []string) bool {
+		return filepath.Base(args[0]) == "etcd" && slices.Contains(args, dataDir)
+	})
+}
+
+func commandLine(pid int) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the command line of process %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
+}
+
+// waitAPIServerReady polls /readyz, as the cluster's admin, until it answers ok.
+func (c *Cluster) waitAPIServerReady(ctx context.Context) error {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return err
+	}
+	url := strings.TrimSuffix(c.Config.Host, "/") + "/readyz"
+	return c.waitFor(ctx, "kube-apiserver to be ready again", c.logPath("kube-apiserver"), func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s %s", url, resp.Status, strings.TrimSpace(string(body)))
+		}
+		return nil
+	})
+}
+
+// PauseEtcd stops etcd with SIGSTOP, as a frozen disk or a starved machine stalls it: kube-apiserver
+// keeps serving what it has cached, but its writes and quorum reads wait. ResumeEtcd ends the pause;
+// Stop does too.
+func (c *Cluster) PauseEtcd() error { return c.signalEtcd(syscall.SIGSTOP) }
+
+// ResumeEtcd lets a paused etcd run again with SIGCONT.
+func (c *Cluster) ResumeEtcd() error { return c.signalEtcd(syscall.SIGCONT) }
+
+func (c *Cluster) signalEtcd(sig syscall.Signal) error {
+	pids := c.etcdProcesses()
+	if len(pids) != 1 {
+		return fmt.Errorf("want one etcd of the cluster in %s, found %v", c.Dir, pids)
+	}
+	if err := syscall.Kill(pids[0], sig); err != nil {
+		return fmt.Errorf("sending %s to etcd: %w", sig, err)
+	}
+	return nil
+}
