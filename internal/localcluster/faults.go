@@ -41,23 +41,42 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
 			return 0, err
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		err := c.startAPIServerAgain(ctx, args)
+		if err == nil {
+			return time.Since(killed), nil
+		}
+		// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as
+		// its own port, or connect to itself on it, until it gives up. Then a new start binds.
+		if c.apiServer == nil || c.apiServer.exited() == nil || attempt == apiServerStartAttempts {
+			return 0, err
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// apiServerStartAttempts bounds the starts of kube-apiserver that exit at once.
+const apiServerStartAttempts = 10
+
+// startAPIServerAgain runs kube-apiserver with args, its output appended to its log, and waits
+// until it is ready.
+func (c *Cluster) startAPIServerAgain(ctx context.Context, args []string) error {
 	if c.apiServer != nil {
 		_ = c.apiServer.stop(stopGrace)
 	}
 	logFile, err := os.OpenFile(c.logPath("kube-apiserver"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	// Like every child, and unlike envtest's own, it dies with this process.
 	c.apiServer, err = startChildLogging("kube-apiserver", args[0], args[1:], nil, logFile)
 	if err != nil {
 		_ = logFile.Close()
-		return 0, err
+		return err
 	}
-	if err := c.waitAPIServerReady(ctx); err != nil {
-		return 0, err
-	}
-	return time.Since(killed), nil
+	return c.waitAPIServerReady(ctx)
 }
 
 // apiServerProcesses finds kube-apiserver by the certificate directory envtest passes it.

@@ -29,11 +29,30 @@ func TestAPIServerRestartedAndEtcdPausedKeepWhatIsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	restartAPIServer(ctx, t, c, cl)
+	pauseEtcd(ctx, t, c, cl)
+
+	pids := clusterProcesses(c.Dir)
+	if err := c.PauseEtcd(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatalf("Stop with etcd paused: %v", err)
+	}
+	for _, pid := range append(pids, c.etcdProcesses()...) {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+			t.Errorf("process %d still exists after Stop", pid)
+		}
+	}
+}
+
+// restartAPIServer restarts kube-apiserver twice and checks that a new one serves what was stored.
+func restartAPIServer(ctx context.Context, t *testing.T, c *Cluster, cl client.Client) {
+	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}, Data: map[string]string{"k": "v"}}
 	if err := cl.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-
 	first := c.apiServerProcesses()
 	for range 2 {
 		down, err := c.RestartAPIServer(ctx)
@@ -49,12 +68,16 @@ func TestAPIServerRestartedAndEtcdPausedKeepWhatIsStored(t *testing.T) {
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(cm), kept); err != nil || kept.UID != cm.UID {
 		t.Errorf("the ConfigMap after the restarts: %v, UID %s, want %s", err, kept.UID, cm.UID)
 	}
+}
 
+// pauseEtcd checks that writes wait while etcd is paused and go through once it runs again.
+func pauseEtcd(ctx context.Context, t *testing.T, c *Cluster, cl client.Client) {
+	t.Helper()
 	if err := c.PauseEtcd(); err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(ctx, time.Second)
-	err = cl.Create(short, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "paused"}})
+	err := cl.Create(short, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "paused"}})
 	cancel()
 	if err == nil {
 		t.Error("a write succeeded while etcd was paused")
@@ -66,17 +89,4 @@ func TestAPIServerRestartedAndEtcdPausedKeepWhatIsStored(t *testing.T) {
 		err := cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "resumed"}})
 		return err == nil
 	})
-
-	pids := clusterProcesses(c.Dir)
-	if err := c.PauseEtcd(); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Stop(); err != nil {
-		t.Fatalf("Stop with etcd paused: %v", err)
-	}
-	for _, pid := range append(pids, c.etcdProcesses()...) {
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-			t.Errorf("process %d still exists after Stop", pid)
-		}
-	}
 }
