@@ -50,6 +50,8 @@ type Process struct {
 	pprofURL string
 	// opts are the options it runs with, its listeners' flags included, to run it again.
 	opts Options
+	// logOffset is the size of the log when the process started, where its own lines begin.
+	logOffset int64
 }
 
 // Start runs the operator with plain-HTTP metrics on a free port and returns once its metrics
@@ -82,7 +84,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		return nil, err
 	}
 	p.pprofURL = pprofURL
-	if err := p.waitReady(ctx, 0); err != nil {
+	if err := p.waitReady(ctx); err != nil {
 		p.Stop()
 		return nil, err
 	}
@@ -92,6 +94,11 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 // launch starts the operator with o.Args as they are, its output appended to logFile, which it
 // closes.
 func launch(o Options, logFile *os.File) (*Process, error) {
+	info, err := logFile.Stat()
+	if err != nil {
+		_ = logFile.Close()
+		return nil, err
+	}
 	metricsURL := ""
 	for i, arg := range o.Args {
 		if arg == "--metrics-bind-address" && i+1 < len(o.Args) {
@@ -102,23 +109,23 @@ func launch(o Options, logFile *os.File) (*Process, error) {
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+o.Kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	err := cmd.Start()
+	err = cmd.Start()
 	_ = logFile.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
 	}
-	p := &Process{cmd: cmd, done: make(chan struct{}), metricsURL: metricsURL, opts: o}
+	p := &Process{cmd: cmd, done: make(chan struct{}), metricsURL: metricsURL, opts: o, logOffset: info.Size()}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	return p, nil
 }
 
-// waitReady returns once the metrics answer and, unless the process is a standby, its log from
-// offset on tells that every controller has started.
-func (p *Process) waitReady(ctx context.Context, offset int64) error {
+// waitReady returns once the metrics answer and, unless the process is a standby, its own part of
+// the log tells that every controller has started.
+func (p *Process) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		_, err := p.Metrics(ctx)
-		if err == nil && (p.opts.Standby || controllersStarted(p.opts.LogPath, offset)) {
+		if err == nil && (p.opts.Standby || controllersStarted(p.opts.LogPath, p.logOffset)) {
 			return nil
 		}
 		select {

@@ -2,6 +2,7 @@ package operatorproc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -111,14 +112,31 @@ func (s *Supervisor) Current() *Process {
 }
 
 // Kill reads the running process's counters a last time, kills it with SIGKILL and returns once
-// it has ended; the supervisor starts it again after its delay. It does nothing between runs.
-func (s *Supervisor) Kill(ctx context.Context) {
+// it has ended; the supervisor starts it again after its delay. Between runs it kills nothing and
+// returns false.
+func (s *Supervisor) Kill(ctx context.Context) bool {
 	p := s.Current()
 	if p == nil {
-		return
+		return false
 	}
 	_, _ = s.read(ctx, p)
 	p.Kill()
+	return true
+}
+
+// WaitReady returns once a run is up as Start waits for it: its metrics answer and, unless it is a
+// standby, its controllers have started. A run that ends meanwhile is waited for in the next.
+func (s *Supervisor) WaitReady(ctx context.Context) error {
+	for {
+		if p := s.Current(); p != nil && p.waitReady(ctx) == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the operator to run again: %w: see %s", ctx.Err(), s.opts.LogPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Metrics adds up the counters of every run so far, the running one read now (or last read, if

@@ -28,6 +28,8 @@ type scenario struct {
 	began time.Time
 	ops   []*operatorproc.Supervisor
 	inv   *invariants
+	// reported is set once the scenario's summary is reported.
+	reported bool
 }
 
 // begin creates the scenario's namespace, starts replicas of the operator and watches the
@@ -44,6 +46,12 @@ func begin(t *testing.T, name string, replicas int) *scenario {
 	t.Cleanup(func() { tearDown(t, s.ns) })
 	s.ops = startOperators(t, name, replicas)
 	s.inv = watchInvariants(t, s.ns)
+	// A scenario that stops early still has its row, before its operators stop.
+	t.Cleanup(func() {
+		if !s.reported {
+			s.report(summary{notes: "stopped early: see the test's failure"})
+		}
+	})
 	return s
 }
 
@@ -106,10 +114,17 @@ type stillThere struct{ obj client.Object }
 
 func (e *stillThere) Error() string { return e.obj.GetName() + " is still there" }
 
-// finish checks the invariants, reads the operator's counters and log, and reports the summary.
+// finish checks the invariants and reports the summary.
 func (s *scenario) finish(sum summary, mayGo func(kind, name string) bool) {
 	s.t.Helper()
 	s.inv.check(s.t, mayGo)
+	s.report(sum)
+}
+
+// report completes the summary with the operator's counters and log, and reports it.
+func (s *scenario) report(sum summary) {
+	s.t.Helper()
+	s.reported = true
 	total := counts(s.ops)
 	sum.scenario, sum.writes, sum.conflicts = s.name, total.writes, total.conflicts
 	for _, op := range s.ops {
