@@ -21,10 +21,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
 	"github.com/appkeeper/appkeeper/internal/testenv"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // perKind is how many instances of each kind every scenario runs: it sizes the whole suite.
@@ -57,17 +57,7 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	crds, err := crd.Definitions()
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "appkeeper-faults-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 3, CRDs: crds})
+	cluster, err = testutil.StartLocalCluster(ctx, "appkeeper-faults-")
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -85,7 +75,7 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Println("cluster state and logs:", dir)
+	fmt.Println("cluster state and logs:", cluster.Dir)
 	code := m.Run()
 	fmt.Print(table(time.Since(began)))
 	return code
