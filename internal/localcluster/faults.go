@@ -3,12 +3,9 @@ package localcluster
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +24,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
 	}
 	args, err := commandLine(pids[0])
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("reading the command line of kube-apiserver: %w", err)
 	}
 	killed := time.Now()
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
@@ -95,14 +92,6 @@ func (c *Cluster) etcdProcesses() []int {
 	})
 }
 
-func commandLine(pid int) ([]string, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return nil, fmt.Errorf("reading the command line of process %d: %w", pid, err)
-	}
-	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
-}
-
 // waitAPIServerReady polls /readyz, as the cluster's admin, until it answers ok.
 func (c *Cluster) waitAPIServerReady(ctx context.Context) error {
 	hc, err := rest.HTTPClientFor(c.Config)
@@ -110,22 +99,7 @@ func (c *Cluster) waitAPIServerReady(ctx context.Context) error {
 		return err
 	}
 	url := strings.TrimSuffix(c.Config.Host, "/") + "/readyz"
-	return c.waitFor(ctx, "kube-apiserver to be ready again", c.logPath("kube-apiserver"), func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s %s", url, resp.Status, strings.TrimSpace(string(body)))
-		}
-		return nil
-	})
+	return c.waitFor(ctx, "kube-apiserver to be ready again", c.logPath("kube-apiserver"), answersOK(hc, url))
 }
 
 // PauseEtcd stops etcd with SIGSTOP, as a frozen disk or a starved machine stalls it: kube-apiserver

@@ -128,15 +128,24 @@ func processes(match func(ppid int, args []string) bool) []int {
 		if !ok || state == "Z" {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args, err := commandLine(pid)
 		if err != nil {
 			continue
 		}
-		if match(ppid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")) {
+		if match(ppid, args) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// commandLine is the arguments of process pid, from /proc/<pid>/cmdline.
+func commandLine(pid int) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
 }
 
 // procStat reads the parent and the state of pid from /proc/<pid>/stat.

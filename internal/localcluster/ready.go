@@ -129,9 +129,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // healthz checks a component's /healthz. The components serve it with a self-signed
 // certificate, and only on loopback.
 func healthz(url string) func(context.Context) error {
-	hc := &http.Client{Transport: &http.Transport{
+	return answersOK(&http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-	}}
+	}}, url)
+}
+
+// answersOK checks that a health endpoint answers "ok" to hc.
+func answersOK(hc *http.Client, url string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
