@@ -107,12 +107,8 @@ func gone(ctx context.Context, obj client.Object) error {
 	case err != nil:
 		return err
 	}
-	return &stillThere{obj}
+	return fmt.Errorf("%s is still there", obj.GetName())
 }
-
-type stillThere struct{ obj client.Object }
-
-func (e *stillThere) Error() string { return e.obj.GetName() + " is still there" }
 
 // finish checks the invariants and reports the summary.
 func (s *scenario) finish(sum summary, mayGo func(kind, name string) bool) {
