@@ -46,17 +46,18 @@ fmt: ## gofmt the tree.
 	gofmt -l -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## go vet every package, e2e, real-node scenarios and benchmarks included.
-	go vet -tags e2e,real ./...
+vet: ## go vet every package, e2e, real-node and fault scenarios and benchmarks included.
+	go vet -tags e2e,real,faults ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node scenarios and benchmarks included.
-	$(GOLANGCI_LINT) run --build-tags e2e,real ./...
+lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and benchmarks included.
+	$(GOLANGCI_LINT) run --build-tags e2e,real,faults ./...
 
 .PHONY: test
-test: build build-installer test-parts test-deps vet ## Everything CI runs: unit, envtest, end-to-end and real-node tests.
+test: build build-installer test-parts test-deps vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
+	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
 .PHONY: test-parts
@@ -78,6 +79,10 @@ test-deps: ## Install MariaDB from the distribution's packages and build versity
 .PHONY: test-e2e
 test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.
 	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
+
+.PHONY: test-faults
+test-faults: build controlplane ## Faults on the local cluster: the operator, kube-apiserver and the leader killed, etcd paused, a second writer, deletions.
+	go test -count=1 -p 1 -tags faults -timeout 20m -v ./test/faults/...
 
 .PHONY: bench
 bench: build controlplane test-deps ## Benchmarks on the local cluster, and of the backup data path; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup" or "-only rollback" runs that section alone.

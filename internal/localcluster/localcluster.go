@@ -71,6 +71,8 @@ type Cluster struct {
 	env       *envtest.Environment
 	envLogs   []*os.File
 	children  []*child
+	// apiServer is kube-apiserver as RestartAPIServer started it again; nil while envtest's runs.
+	apiServer *child
 	node      *realNode
 
 	stopOnce sync.Once
@@ -236,7 +238,9 @@ func (c *Cluster) stop() error {
 			errs = append(errs, fmt.Errorf("stopping the real node: %w", err))
 		}
 	}
-	errs = append(errs, stopChildren(c.children)...)
+	// A paused etcd would hold up kube-apiserver's graceful stop, and its own.
+	_ = c.ResumeEtcd()
+	errs = append(errs, stopChildren(c.controlPlaneChildren())...)
 	if c.env != nil {
 		if err := c.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))

@@ -32,6 +32,11 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logPath, err)
 	}
+	return startChildLogging(name, bin, args, env, f)
+}
+
+// startChildLogging starts a child whose output goes to f, which is closed when the child is stopped.
+func startChildLogging(name, bin string, args, env []string, f *os.File) (*child, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = env
@@ -45,7 +50,7 @@ func startChild(name, bin string, args, env []string, logPath string) (*child, e
 		_ = f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	ch := &child{name: name, logPath: logPath, cmd: cmd, logFile: f, done: make(chan struct{})}
+	ch := &child{name: name, logPath: f.Name(), cmd: cmd, logFile: f, done: make(chan struct{})}
 	go func() {
 		ch.waitErr = cmd.Wait()
 		close(ch.done)
@@ -123,15 +128,24 @@ func processes(match func(ppid int, args []string) bool) []int {
 		if !ok || state == "Z" {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args, err := commandLine(pid)
 		if err != nil {
 			continue
 		}
-		if match(ppid, strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")) {
+		if match(ppid, args) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// commandLine is the arguments of process pid, from /proc/<pid>/cmdline.
+func commandLine(pid int) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"), nil
 }
 
 // procStat reads the parent and the state of pid from /proc/<pid>/stat.

@@ -129,9 +129,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // healthz checks a component's /healthz. The components serve it with a self-signed
 // certificate, and only on loopback.
 func healthz(url string) func(context.Context) error {
-	hc := &http.Client{Transport: &http.Transport{
+	return answersOK(&http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-	}}
+	}}, url)
+}
+
+// answersOK checks that a health endpoint answers "ok" to hc.
+func answersOK(hc *http.Client, url string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -231,8 +235,18 @@ func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error
 }
 
 func (c *Cluster) allChildren() []*child {
-	if c.node == nil {
+	all := c.controlPlaneChildren()
+	if c.node != nil {
+		all = append(all, c.node.children...)
+	}
+	return all
+}
+
+// controlPlaneChildren are the components this package started itself, with kube-apiserver once
+// RestartAPIServer has started it again.
+func (c *Cluster) controlPlaneChildren() []*child {
+	if c.apiServer == nil {
 		return c.children
 	}
-	return append(slices.Clone(c.children), c.node.children...)
+	return append(slices.Clone(c.children), c.apiServer)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/operatorproc"
 	"github.com/appkeeper/appkeeper/internal/testservers"
 )
 
@@ -349,7 +350,7 @@ func clientCPU() float64 {
 func serversCPU(pids []int) float64 {
 	total := 0.0
 	for _, pid := range pids {
-		if _, cpu, err := processUsage(pid); err == nil {
+		if _, cpu, err := operatorproc.ProcessUsage(pid); err == nil {
 			total += cpu
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +14,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/operatorproc"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -57,12 +57,11 @@ func (b *bench) measureBackupOverhead(ctx context.Context, n int, result backup.
 		return nil, err
 	}
 	defer func() { _ = b.deleteNamespace(ctx, ns) }()
-	op, err := startOperator(ctx, b.o.binary, b.cluster.KubeconfigPath, filepath.Join(b.dir, "logs", "operator-mysqlbackup.log"),
-		false, append([]string{"--backup-image=" + benchBackupImage}, b.o.operatorArgs...))
+	op, err := b.startOperator(ctx, "operator-mysqlbackup.log", false, append([]string{"--backup-image=" + benchBackupImage}, b.o.operatorArgs...))
 	if err != nil {
 		return nil, err
 	}
-	defer op.stop()
+	defer op.Stop()
 	if err := b.availableMySQL(ctx, ns); err != nil {
 		return nil, err
 	}
@@ -285,22 +284,22 @@ func (b *bench) finishBackupPod(ctx context.Context, ns, name string, result bac
 
 // overheadMark is what the operator had done and spent at one moment.
 type overheadMark struct {
-	metrics *snapshot
+	metrics *operatorproc.Snapshot
 	server  map[string]float64
 	cpu     float64
 	events  float64
 }
 
-func (b *bench) markOverhead(ctx context.Context, op *operatorProcess, ns string) (overheadMark, error) {
+func (b *bench) markOverhead(ctx context.Context, op *operatorproc.Process, ns string) (overheadMark, error) {
 	var m overheadMark
 	var err error
-	if m.metrics, err = op.metrics(ctx); err != nil {
+	if m.metrics, err = op.Metrics(ctx); err != nil {
 		return m, err
 	}
 	if m.server, _, err = b.serverWrites(ctx); err != nil {
 		return m, err
 	}
-	if _, m.cpu, err = op.usage(); err != nil {
+	if _, m.cpu, err = op.Usage(); err != nil {
 		return m, err
 	}
 	m.events, err = b.operatorEvents(ctx, ns)
@@ -319,9 +318,9 @@ func (m overheadMark) perBackup(before overheadMark, n int) *backupOverhead {
 		return out
 	}
 	o := &backupOverhead{Backups: n,
-		RequestsPerBackup:   per(m.metrics.requests, before.metrics.requests),
+		RequestsPerBackup:   per(m.metrics.Requests, before.metrics.Requests),
 		WritesPerBackup:     per(m.server, before.server),
-		ReconcilesPerBackup: per(m.metrics.reconcilesBy, before.metrics.reconcilesBy),
+		ReconcilesPerBackup: per(m.metrics.ReconcilesBy, before.metrics.ReconcilesBy),
 		CPUMSPerBackup:      round2((m.cpu - before.cpu) * 1000 / float64(n)),
 	}
 	o.WritesPerBackup["create events"] = round2((m.events - before.events) / float64(n))
@@ -329,8 +328,8 @@ func (m overheadMark) perBackup(before overheadMark, n int) *backupOverhead {
 }
 
 // waitQuiet waits until the operator has neither reconciled nor written for quiet, within timeout.
-func waitQuiet(ctx context.Context, op *operatorProcess, quiet, timeout time.Duration) error {
-	last, err := op.metrics(ctx)
+func waitQuiet(ctx context.Context, op *operatorproc.Process, quiet, timeout time.Duration) error {
+	last, err := op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -340,11 +339,11 @@ func waitQuiet(ctx context.Context, op *operatorProcess, quiet, timeout time.Dur
 			return fmt.Errorf("the operator was still busy after %s", timeout)
 		}
 		time.Sleep(250 * time.Millisecond)
-		now, err := op.metrics(ctx)
+		now, err := op.Metrics(ctx)
 		if err != nil {
 			return err
 		}
-		if now.reconciles != last.reconciles || now.writes() != last.writes() {
+		if now.Reconciles != last.Reconciles || now.Writes() != last.Writes() {
 			last, since = now, time.Now()
 		}
 	}

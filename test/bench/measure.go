@@ -29,6 +29,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/operatorproc"
 )
 
 type bench struct {
@@ -37,6 +38,14 @@ type bench struct {
 	c       client.Client
 	cs      kubernetes.Interface
 	dir     string
+}
+
+// startOperator runs the operator out of process, logging to logName under the state directory.
+func (b *bench) startOperator(ctx context.Context, logName string, profile bool, args []string) (*operatorproc.Process, error) {
+	return operatorproc.Start(ctx, operatorproc.Options{
+		Binary: b.o.binary, Kubeconfig: b.cluster.KubeconfigPath, LogPath: filepath.Join(b.dir, "logs", logName),
+		Profile: profile, Args: args,
+	})
 }
 
 // workers is how many creates a client keeps in flight, for the floor and the operator alike.
@@ -280,19 +289,18 @@ func (b *bench) measure(ctx context.Context, k benchKind, n int) (result, error)
 		return r, err
 	}
 	defer func() { _ = b.deleteNamespace(ctx, ns) }()
-	op, err := startOperator(ctx, b.o.binary, b.cluster.KubeconfigPath,
-		filepath.Join(b.dir, "logs", fmt.Sprintf("operator-%s-%d.log", strings.ToLower(k.name), n)), b.o.profile, b.o.operatorArgs)
+	op, err := b.startOperator(ctx, fmt.Sprintf("operator-%s-%d.log", strings.ToLower(k.name), n), b.o.profile, b.o.operatorArgs)
 	if err != nil {
 		return r, err
 	}
-	defer op.stop()
+	defer op.Stop()
 	if err := b.operatorRun(ctx, k, n, ns, op, &r); err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
-func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, op *operatorProcess, r *result) error {
+func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, op *operatorproc.Process, r *result) error {
 	sample := k.newCR(ns, "")
 	crs, err := watchReady(ctx, b.cluster.Config, ns, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": sample.GetAPIVersion(), "kind": sample.GetKind()}}, crAvailable)
@@ -302,10 +310,10 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	defer crs.stop()
 	// The clock starts once the operator's caches are filled, as the floor's client starts warm.
 	var cpuStart float64
-	if r.RSSStartMiB, cpuStart, err = op.usage(); err != nil {
+	if r.RSSStartMiB, cpuStart, err = op.Usage(); err != nil {
 		return err
 	}
-	before, err := op.metrics(ctx)
+	before, err := op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -323,7 +331,7 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		return filepath.Join(profiles, fmt.Sprintf("%s-%d-%s", strings.ToLower(k.name), n, suffix))
 	}
 	cpuDone := make(chan error, 1)
-	go func() { cpuDone <- op.saveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")) }()
+	go func() { cpuDone <- op.SaveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")) }()
 	// The main children are followed too, to tell where the operator's time goes: creating them,
 	// the cluster making them ready, or reporting it.
 	children, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
@@ -347,15 +355,15 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	r.Timeline.ChildrenCreatedS, r.Timeline.ChildrenReadyS = childrenPresent(), childrenReady()
 	children.stop()
 	r.Ratio = round2(r.OperatorS / r.FloorS)
-	converged, err := op.metrics(ctx)
+	converged, err := op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
-	_, cpuConverged, err := op.usage()
+	_, cpuConverged, err := op.Usage()
 	if err != nil {
 		return err
 	}
-	if reconciles := converged.reconciles - before.reconciles; reconciles > 0 {
+	if reconciles := converged.Reconciles - before.Reconciles; reconciles > 0 {
 		r.Timeline.ReconcilesPerCR = round2(reconciles / float64(n))
 		r.Timeline.CPUMSPerReconcile = round2((cpuConverged - cpuStart) * 1000 / reconciles)
 	}
@@ -363,11 +371,11 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	if err != nil {
 		return err
 	}
-	r.Timeline.ServerWriteP50MS = round2(latencyAfter.quantile(latencyBefore, 0.50) * 1000)
-	r.Timeline.ServerWriteP99MS = round2(latencyAfter.quantile(latencyBefore, 0.99) * 1000)
+	r.Timeline.ServerWriteP50MS = round2(latencyAfter.Quantile(latencyBefore, 0.50) * 1000)
+	r.Timeline.ServerWriteP99MS = round2(latencyAfter.Quantile(latencyBefore, 0.99) * 1000)
 	r.CreationRequestsPerCR = map[string]float64{}
-	for method, count := range converged.requests {
-		if d := count - before.requests[method]; d > 0 {
+	for method, count := range converged.Requests {
+		if d := count - before.Requests[method]; d > 0 {
 			r.CreationRequestsPerCR[method] = round2(d / float64(n))
 		}
 	}
@@ -382,9 +390,9 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		return err
 	}
 	r.CreationWritesPerCR["create events"] = round2(events / float64(n))
-	r.Conflicts409 = converged.conflicts - before.conflicts
-	r.ReconcileP50MS = round2(converged.quantile(before, 0.50) * 1000)
-	r.ReconcileP99MS = round2(converged.quantile(before, 0.99) * 1000)
+	r.Conflicts409 = converged.Conflicts - before.Conflicts
+	r.ReconcileP50MS = round2(converged.Quantile(before, 0.50) * 1000)
+	r.ReconcileP99MS = round2(converged.Quantile(before, 0.99) * 1000)
 
 	// Available comes from the pods; Progressing turns False only once the Deployment or
 	// StatefulSet reports the rollout complete, a moment later. The idle period starts when every
@@ -403,12 +411,12 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	if r.Rivals, err = b.createRivals(ctx, k, n, ns); err != nil {
 		return err
 	}
-	converged, err = op.metrics(ctx)
+	converged, err = op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
 	time.Sleep(b.o.idle)
-	idle, err := op.metrics(ctx)
+	idle, err := op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -416,13 +424,13 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		progress("CPU profile: %v", err)
 	}
 	// The heap profile runs a collection first, which leaves the live heap in use.
-	if err := op.saveProfile(ctx, "heap?gc=1", profileName("idle.heap.pprof")); err != nil {
+	if err := op.SaveProfile(ctx, "heap?gc=1", profileName("idle.heap.pprof")); err != nil {
 		progress("heap profile: %v", err)
 	}
-	r.IdleWrites60s = idle.writes() - converged.writes()
-	r.IdleReconciles60s = idle.reconciles - converged.reconciles
-	for controller, count := range idle.reconcilesBy {
-		if d := count - converged.reconcilesBy[controller]; d > 0 {
+	r.IdleWrites60s = idle.Writes() - converged.Writes()
+	r.IdleReconciles60s = idle.Reconciles - converged.Reconciles
+	for controller, count := range idle.ReconcilesBy {
+		if d := count - converged.ReconcilesBy[controller]; d > 0 {
 			if r.IdleReconcilesByController == nil {
 				r.IdleReconcilesByController = map[string]float64{}
 			}
@@ -430,37 +438,37 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 		}
 	}
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-		if d := idle.requests[method] - converged.requests[method]; d > 0 {
+		if d := idle.Requests[method] - converged.Requests[method]; d > 0 {
 			if r.IdleWritesByMethod == nil {
 				r.IdleWritesByMethod = map[string]float64{}
 			}
 			r.IdleWritesByMethod[method] = d
 		}
 	}
-	if r.RSSMiB, r.CPUS, err = op.usage(); err != nil {
+	if r.RSSMiB, r.CPUS, err = op.Usage(); err != nil {
 		return err
 	}
 	r.RSSMiB, r.CPUS = round2(r.RSSMiB), round2(r.CPUS)
 	r.RSSStartMiB = round2(r.RSSStartMiB)
 	r.RSSPerCRKiB = round2((r.RSSMiB - r.RSSStartMiB) * 1024 / float64(n))
-	r.HeapStartMiB, r.HeapMiB = round2(before.heapInuse/(1<<20)), round2(idle.heapInuse/(1<<20))
+	r.HeapStartMiB, r.HeapMiB = round2(before.HeapInuse/(1<<20)), round2(idle.HeapInuse/(1<<20))
 	if b.o.profile {
 		// After the collection the heap profile made: what the instances really hold.
-		collected, err := op.metrics(ctx)
+		collected, err := op.Metrics(ctx)
 		if err != nil {
 			return err
 		}
-		r.HeapLiveMiB = round2(collected.heapInuse / (1 << 20))
+		r.HeapLiveMiB = round2(collected.HeapInuse / (1 << 20))
 	}
 	if err := b.selfHeal(ctx, k, ns, n, r); err != nil {
 		return err
 	}
-	healed, err := op.metrics(ctx)
+	healed, err := op.Metrics(ctx)
 	if err != nil {
 		return err
 	}
-	r.SteadyReconcileP50MS = round2(healed.quantile(idle, 0.50) * 1000)
-	r.SteadyReconcileP99MS = round2(healed.quantile(idle, 0.99) * 1000)
+	r.SteadyReconcileP50MS = round2(healed.Quantile(idle, 0.50) * 1000)
+	r.SteadyReconcileP99MS = round2(healed.Quantile(idle, 0.99) * 1000)
 	return nil
 }
 
@@ -509,7 +517,7 @@ func percentileMS(times []time.Duration, q float64) float64 {
 // serverWrites reads from the API server's metrics the writes only the operator makes: server-side
 // applies of any resource and updates of appkeeper resources, by verb and resource; and the
 // histogram of the time the API server took to answer them.
-func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *snapshot, error) {
+func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *operatorproc.Snapshot, error) {
 	raw, err := b.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the API server's metrics: %w", err)
@@ -521,27 +529,27 @@ func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *snapshot
 	}
 	writes := map[string]float64{}
 	for _, m := range families["apiserver_request_total"].GetMetric() {
-		verb, group := label(m, "verb"), label(m, "group")
-		if label(m, "code") == "409" && (verb == "APPLY" || group == appsv1alpha1.GroupVersion.Group || label(m, "resource") == "events") {
+		verb, group := operatorproc.Label(m, "verb"), operatorproc.Label(m, "group")
+		if operatorproc.Label(m, "code") == "409" && (verb == "APPLY" || group == appsv1alpha1.GroupVersion.Group || operatorproc.Label(m, "resource") == "events") {
 			// Conflicts of the requests the operator makes, to tell which one met a 409.
-			writes["409 "+strings.ToLower(verb)+" "+label(m, "resource")] += m.GetCounter().GetValue()
+			writes["409 "+strings.ToLower(verb)+" "+operatorproc.Label(m, "resource")] += m.GetCounter().GetValue()
 		}
 		if !operatorWrite(m) {
 			continue
 		}
-		resource := label(m, "resource")
-		if sub := label(m, "subresource"); sub != "" {
+		resource := operatorproc.Label(m, "resource")
+		if sub := operatorproc.Label(m, "subresource"); sub != "" {
 			resource += "/" + sub
 		}
 		writes[strings.ToLower(verb)+" "+resource] += m.GetCounter().GetValue()
 	}
-	latency := &snapshot{buckets: map[float64]float64{}}
+	latency := &operatorproc.Snapshot{Buckets: map[float64]float64{}}
 	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
 		if !operatorWrite(m) {
 			continue
 		}
 		for _, bucket := range m.GetHistogram().GetBucket() {
-			latency.buckets[bucket.GetUpperBound()] += float64(bucket.GetCumulativeCount())
+			latency.Buckets[bucket.GetUpperBound()] += float64(bucket.GetCumulativeCount())
 		}
 	}
 	return writes, latency, nil
@@ -550,7 +558,7 @@ func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *snapshot
 // operatorWrite tells whether an API server metric counts requests only the operator makes. The
 // benchmark itself creates the custom resources; the operator never does.
 func operatorWrite(m *dto.Metric) bool {
-	verb, group := label(m, "verb"), label(m, "group")
+	verb, group := operatorproc.Label(m, "verb"), operatorproc.Label(m, "group")
 	return verb == "APPLY" || (group == appsv1alpha1.GroupVersion.Group && isWrite(verb) && verb != "POST")
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -56,12 +55,11 @@ const rollbackTimeout = 2 * time.Minute
 
 // runRollback measures every kind's rollback with its own operator process.
 func (b *bench) runRollback(ctx context.Context) error {
-	op, err := startOperator(ctx, b.o.binary, b.cluster.KubeconfigPath, filepath.Join(b.dir, "logs", "operator-rollback.log"),
-		false, b.o.operatorArgs)
+	op, err := b.startOperator(ctx, "operator-rollback.log", false, b.o.operatorArgs)
 	if err != nil {
 		return err
 	}
-	defer op.stop()
+	defer op.Stop()
 	var results []rollbackResult
 	for _, k := range rollbackKinds {
 		if !b.o.rollbackKinds[k.name] {

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 var (
@@ -40,17 +40,8 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	crds, err := crd.Definitions()
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "appkeeper-e2e-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 3, CRDs: crds})
+	var err error
+	cluster, err = testutil.StartLocalCluster(ctx, "appkeeper-e2e-")
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -60,7 +51,7 @@ func run(m *testing.M) int {
 			fmt.Println(err)
 		}
 	}()
-	operatorLog = filepath.Join(dir, "logs", "appkeeper.log")
+	operatorLog = filepath.Join(cluster.Dir, "logs", "appkeeper.log")
 	logFile, err := os.Create(operatorLog)
 	if err != nil {
 		fmt.Println(err)
@@ -83,7 +74,7 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Println("cluster state and logs:", dir)
+	fmt.Println("cluster state and logs:", cluster.Dir)
 	return m.Run()
 }
 

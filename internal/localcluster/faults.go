@@ -1,0 +1,122 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// RestartAPIServer kills kube-apiserver with SIGKILL, as a crash or the OOM killer ends it, starts
+// it again with the same command line, its output appended to the same log, and returns once its
+// /readyz answers ok, with how long it was down. etcd keeps running, so nothing stored is lost;
+// every client loses its connections and watches.
+func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
+	pids := c.apiServerProcesses()
+	if len(pids) != 1 {
+		return 0, fmt.Errorf("want one kube-apiserver of the cluster in %s, found %v", c.Dir, pids)
+	}
+	args, err := commandLine(pids[0])
+	if err != nil {
+		return 0, fmt.Errorf("reading the command line of kube-apiserver: %w", err)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		return 0, fmt.Errorf("killing kube-apiserver: %w", err)
+	}
+	for len(c.apiServerProcesses()) > 0 {
+		if time.Since(killed) > stopGrace {
+			return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
+		}
+		if err := sleepCtx(ctx, pollInterval); err != nil {
+			return 0, err
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.startAPIServerAgain(ctx, args)
+		if err == nil {
+			return time.Since(killed), nil
+		}
+		// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as
+		// its own port, or connect to itself on it, until it gives up. Then a new start binds.
+		if c.apiServer == nil || c.apiServer.exited() == nil || attempt == apiServerStartAttempts {
+			return 0, err
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// apiServerStartAttempts bounds the starts of kube-apiserver that exit at once.
+const apiServerStartAttempts = 10
+
+// startAPIServerAgain runs kube-apiserver with args, its output appended to its log, and waits
+// until it is ready.
+func (c *Cluster) startAPIServerAgain(ctx context.Context, args []string) error {
+	if c.apiServer != nil {
+		_ = c.apiServer.stop(stopGrace)
+	}
+	logFile, err := os.OpenFile(c.logPath("kube-apiserver"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	// Like every child, and unlike envtest's own, it dies with this process.
+	c.apiServer, err = startChildLogging("kube-apiserver", args[0], args[1:], nil, logFile)
+	if err != nil {
+		_ = logFile.Close()
+		return err
+	}
+	return c.waitAPIServerReady(ctx)
+}
+
+// apiServerProcesses finds kube-apiserver by the certificate directory envtest passes it.
+func (c *Cluster) apiServerProcesses() []int {
+	certDir := "--cert-dir=" + c.certDir()
+	return processes(func(_ int, args []string) bool {
+		return filepath.Base(args[0]) == "kube-apiserver" && slices.Contains(args, certDir)
+	})
+}
+
+// etcdProcesses finds etcd by the data directory envtest passes it.
+func (c *Cluster) etcdProcesses() []int {
+	dataDir := "--data-dir=" + c.etcdDir()
+	return processes(func(_ int, args []string) bool {
+		return filepath.Base(args[0]) == "etcd" && slices.Contains(args, dataDir)
+	})
+}
+
+// waitAPIServerReady polls /readyz, as the cluster's admin, until it answers ok.
+func (c *Cluster) waitAPIServerReady(ctx context.Context) error {
+	hc, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return err
+	}
+	url := strings.TrimSuffix(c.Config.Host, "/") + "/readyz"
+	return c.waitFor(ctx, "kube-apiserver to be ready again", c.logPath("kube-apiserver"), answersOK(hc, url))
+}
+
+// PauseEtcd stops etcd with SIGSTOP, as a frozen disk or a starved machine stalls it: kube-apiserver
+// keeps serving what it has cached, but its writes and quorum reads wait. ResumeEtcd ends the pause;
+// Stop does too.
+func (c *Cluster) PauseEtcd() error { return c.signalEtcd(syscall.SIGSTOP) }
+
+// ResumeEtcd lets a paused etcd run again with SIGCONT.
+func (c *Cluster) ResumeEtcd() error { return c.signalEtcd(syscall.SIGCONT) }
+
+func (c *Cluster) signalEtcd(sig syscall.Signal) error {
+	pids := c.etcdProcesses()
+	if len(pids) != 1 {
+		return fmt.Errorf("want one etcd of the cluster in %s, found %v", c.Dir, pids)
+	}
+	if err := syscall.Kill(pids[0], sig); err != nil {
+		return fmt.Errorf("sending %s to etcd: %w", sig, err)
+	}
+	return nil
+}
