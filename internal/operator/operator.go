@@ -222,6 +222,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
+	if err := forgetDeletedStatus(mgr); err != nil {
+		return nil, err
+	}
 	return mgr, nil
 }
 
