@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,74 +15,48 @@ import (
 
 // PatchStatus writes the status of obj when it differs from the status of original, as a merge
 // patch of the status subresource: one write, no resourceVersion, so it never conflicts.
-//
-// original is the copy the pass read from the cache, which may not hold yet the status the pass
-// before wrote. A pass that trusted it could skip a write the server needs, or send a patch that
-// leaves a field the server holds from that write: with nothing else changing, no event would come
-// to correct it. So when the cache does not show the status this process last wrote, the server's
-// copy is read and the patch is made against it.
-func PatchStatus[T client.Object](ctx context.Context, c Client, original, obj T, status func(T) any) error {
-	base, err := statusBase(ctx, c, original, status)
-	if err != nil {
-		return err
-	}
-	if equality.Semantic.DeepEqual(status(base), status(obj)) {
-		return nil
-	}
-	// The patch names the status alone: the base may be another copy of the object than obj.
-	patch, err := statusMergePatch(status(base), status(obj))
-	if err != nil {
-		return fmt.Errorf("status patch of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
-	}
-	return writeStatus(ctx, c, obj, patch, status)
+func PatchStatus[T client.Object](ctx context.Context, c client.Client, original, obj T, status func(T) any) error {
+	return patchStatus(ctx, c, original, obj, status)
 }
 
 // PatchStatusOnce is PatchStatus on the resourceVersion the pass read, for a status that records
 // a decision to be made once. The cache may not show yet the status the pass before wrote: a pass
 // that read such a stale copy would make the same decision again, and its write now fails with a
 // Conflict, to be retried on the object as it is.
-func PatchStatusOnce[T client.Object](ctx context.Context, c Client, original, obj T, status func(T) any) error {
+func PatchStatusOnce[T client.Object](ctx context.Context, c client.Client, original, obj T, status func(T) any) error {
+	return patchStatus(ctx, c, original, obj, status, client.MergeFromWithOptimisticLock{})
+}
+
+func patchStatus[T client.Object](ctx context.Context, c client.Client, original, obj T, status func(T) any, opts ...client.MergeFromOption) error {
 	if equality.Semantic.DeepEqual(status(original), status(obj)) {
 		return nil
 	}
-	return writeStatus(ctx, c, obj, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}), status)
-}
-
-func statusMergePatch(from, to any) (client.Patch, error) {
-	before, err := json.Marshal(map[string]any{"status": from})
-	if err != nil {
-		return nil, err
-	}
-	after, err := json.Marshal(map[string]any{"status": to})
-	if err != nil {
-		return nil, err
-	}
-	data, err := jsonpatch.CreateMergePatch(before, after)
-	return client.RawPatch(types.MergePatchType, data), err
-}
-
-func writeStatus[T client.Object](ctx context.Context, c Client, obj T, patch client.Patch, status func(T) any) error {
-	err := c.Status().Patch(ctx, obj, patch)
+	err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(original, opts...))
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("write status of %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 	}
 	if err == nil {
+		// The client decoded the API server's answer into obj: the cache will show this status.
 		writtenStatus.remember(obj.GetUID(), status(obj))
 	}
 	return nil
 }
 
-// statusBase is the copy of the object whose status the server holds: original when its status is
-// the one this process last wrote (or it wrote none), else the object as the API server has it.
-func statusBase[T client.Object](ctx context.Context, c Client, original T, status func(T) any) (T, error) {
-	if writtenStatus.shows(original.GetUID(), status(original)) || c.APIReader == nil {
-		return original, nil
-	}
-	fresh := original.DeepCopyObject().(T)
-	if err := c.APIReader.Get(ctx, client.ObjectKeyFromObject(original), fresh); err != nil {
-		return original, client.IgnoreNotFound(err)
-	}
-	return fresh, nil
+// StatusCatchUp is how long a pass that found the cache behind waits before it runs again.
+const StatusCatchUp = 100 * time.Millisecond
+
+// statusLagLimit bounds how long a cache is taken to be behind the status last written: past it,
+// another writer must have changed the status, and passes run on what the cache shows.
+const statusLagLimit = 2 * time.Second
+
+// StatusBehind is true when obj, read from the cache, does not show yet the status status that this
+// process last wrote for it, a moment ago. A pass run on it would judge from the state before that
+// write: it could leave the server with a status it has already corrected (a merge patch from the
+// stale copy omits the fields the stale copy and the new status share), or skip the write the server
+// needs, with no event to come and correct it, since the write's own event starts no pass. The
+// caller runs the pass again after StatusCatchUp instead.
+func StatusBehind(obj client.Object, status any) bool {
+	return writtenStatus.behind(obj.GetUID(), status, time.Now())
 }
 
 // ForgetStatus drops what is remembered of the status written for the object of uid, once it is
@@ -90,11 +64,16 @@ func statusBase[T client.Object](ctx context.Context, c Client, original T, stat
 func ForgetStatus(uid types.UID) { writtenStatus.forget(uid) }
 
 // writtenStatus is a digest of the last status this process wrote, by object.
-var writtenStatus = statusDigests{byUID: map[types.UID]uint64{}}
+var writtenStatus = statusDigests{byUID: map[types.UID]statusDigest{}}
+
+type statusDigest struct {
+	sum uint64
+	at  time.Time
+}
 
 type statusDigests struct {
 	mu    sync.Mutex
-	byUID map[types.UID]uint64
+	byUID map[types.UID]statusDigest
 }
 
 func digest(status any) (uint64, bool) {
@@ -112,22 +91,26 @@ func (d *statusDigests) remember(uid types.UID, status any) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ok {
-		d.byUID[uid] = sum
+		d.byUID[uid] = statusDigest{sum: sum, at: time.Now()}
 	} else {
 		delete(d.byUID, uid)
 	}
 }
 
-// shows is true when status is the one last written for uid, or when none was.
-func (d *statusDigests) shows(uid types.UID, status any) bool {
+func (d *statusDigests) behind(uid types.UID, status any, now time.Time) bool {
 	d.mu.Lock()
-	want, written := d.byUID[uid]
+	written, ok := d.byUID[uid]
 	d.mu.Unlock()
-	if !written {
-		return true
+	if !ok || now.Sub(written.at) > statusLagLimit {
+		return false
 	}
 	sum, ok := digest(status)
-	return ok && sum == want
+	if ok && sum == written.sum {
+		// Caught up: the passes to come need not hash the status again.
+		d.forget(uid)
+		return false
+	}
+	return ok
 }
 
 func (d *statusDigests) forget(uid types.UID) {

@@ -14,7 +14,7 @@ import (
 // pass read (reconcile.PatchStatusOnce), and told of only once written: a second pass that read
 // the object before the cache had the first one's status would otherwise roll back again, with a
 // second Event and a second count.
-func WriteStatus[T client.Object](ctx context.Context, c reconcile.Client, recorder events.EventRecorder, kind string,
+func WriteStatus[T client.Object](ctx context.Context, c client.Client, recorder events.EventRecorder, kind string,
 	original, obj T, d Decision, status func(T) any) error {
 	if d.RolledBack == nil {
 		return reconcile.PatchStatus(ctx, c, original, obj, status)

@@ -54,6 +54,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the children to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(mc, mc.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := mc.DeepCopy()
 	pods, podsErr := r.listPods(ctx, mc)
 	desired := revision(mc)

@@ -100,6 +100,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(m, m.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := m.DeepCopy()
 	var seen observed
 	// A pass that ends before it decides leaves the rollout as it was.

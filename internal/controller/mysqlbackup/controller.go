@@ -61,6 +61,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(b, b.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation

@@ -55,6 +55,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the pods to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(ps, ps.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := ps.DeepCopy()
 	pods, podsErr := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
 	desired := revision(ps)

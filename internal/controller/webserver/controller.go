@@ -52,6 +52,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the children to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(ws, ws.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := ws.DeepCopy()
 	pods, podsErr := reconcile.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
 	desired := revision(ws)

@@ -85,6 +85,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references take the children; a retained wp-content PVC has none and stays.
 		return ctrl.Result{}, nil
 	}
+	if reconcile.StatusBehind(wp, wp.Status) {
+		// The cache does not show yet the status the pass before wrote.
+		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+	}
 	original := wp.DeepCopy()
 	var seen observed
 	// Pods that could not be read only keep a crash loop from showing: the deadline needs none.
