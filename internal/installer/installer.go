@@ -86,14 +86,15 @@ func splitImage(image string) (name, tag, digest string) {
 }
 
 // RenderChart renders the Helm chart in dir as `helm install appkeeper dir --namespace namespace`
-// would with the given values, and returns its objects.
+// would with the given values, checked against the chart's values.schema.json, and returns its
+// objects.
 func RenderChart(dir, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	chart, err := loader.Load(dir)
 	if err != nil {
 		return nil, err
 	}
 	options := common.ReleaseOptions{Name: "appkeeper", Namespace: namespace, Revision: 1, IsInstall: true}
-	renderValues, err := chartutil.ToRenderValues(chart, values, options, nil)
+	renderValues, err := chartutil.ToRenderValuesWithSchemaValidation(chart, values, options, nil, false)
 	if err != nil {
 		return nil, err
 	}

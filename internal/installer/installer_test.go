@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -172,7 +173,8 @@ func TestRBACLeastPrivilege(t *testing.T) {
 // dist/install.yaml: the same objects (less the Namespace, which `helm install --create-namespace`
 // makes), the same CRDs, the same RBAC and the same manager.
 func TestChartMatchesKustomize(t *testing.T) {
-	want := kustomized(t, "ghcr.io/appkeeper/appkeeper:latest")
+	// The chart's image tag defaults to its appVersion.
+	want := kustomized(t, "ghcr.io/appkeeper/appkeeper:"+chartAppVersion(t))
 	delete(want, "Namespace//"+namespace)
 	got := rendered(t, nil)
 	if !slices.Equal(keys(got), keys(want)) {
@@ -259,6 +261,40 @@ func TestChartLint(t *testing.T) {
 			t.Error(m.Error())
 		} else {
 			t.Log(m.Error())
+		}
+	}
+}
+
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	chart, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chart.Metadata.AppVersion
+}
+
+// Values the chart cannot use are refused before anything is rendered, naming the value.
+func TestChartValuesSchema(t *testing.T) {
+	for _, tt := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"logLevel": "bogus"}, "logLevel"},
+		{map[string]any{"replicas": -1}, "replicas"},
+		{map[string]any{"replica": 2}, "replica"},
+		{map[string]any{"watchNamespaces": []any{"Shop"}}, "watchNamespaces"},
+		{map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "pullPolicy"},
+		{map[string]any{"image": map[string]any{"tag": "has space"}}, "tag"},
+	} {
+		_, err := RenderChart(chartDir, namespace, tt.values)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("values %v: error %v, want one naming %s", tt.values, err, tt.want)
+		}
+	}
+	for _, values := range []map[string]any{{"logLevel": 3}, {"logLevel": "debug"}, {"replicas": 0}} {
+		if _, err := RenderChart(chartDir, namespace, values); err != nil {
+			t.Errorf("values %v: %v", values, err)
 		}
 	}
 }

@@ -12,3 +12,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 app.kubernetes.io/name: appkeeper
 app.kubernetes.io/component: manager
 {{- end }}
+
+{{/* The operator's image: the tag defaults to the chart's appVersion, the version it was released with. */}}
+{{- define "appkeeper.image" -}}
+{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
