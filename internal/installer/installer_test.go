@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/appkeeper/appkeeper/internal/backup"
