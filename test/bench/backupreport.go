@@ -1,13 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 )
 
 // backupResult is the backup section of a run: the data path against its floors, and the
@@ -63,26 +58,6 @@ func (r *backupResult) table() string {
 // <dir>/<date>-backup.md, and the figures to <dir>/latest-backup.json: a run of the backup
 // section alone leaves the other rows' files as they are.
 func writeBackupResults(dir string, r *backupResult, show bool) error {
-	table := r.table()
-	if show {
-		fmt.Print(table)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	now := time.Now()
-	load := loadAverage()
-	doc := fmt.Sprintf("# Backup benchmark %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s. "+
-		"Every figure of a row comes from the same run as its floor.\n\n%s",
-		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, table)
-	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+"-backup.md"), []byte(doc), 0o644); err != nil {
-		return err
-	}
-	raw, err := json.MarshalIndent(map[string]any{
-		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "backup": r,
-	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "latest-backup.json"), append(raw, '\n'), 0o644)
+	return writeReport(dir, "-backup", "Backup benchmark", " Every figure of a row comes from the same run as its floor.",
+		r.table(), "backup", r, show)
 }

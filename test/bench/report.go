@@ -117,27 +117,35 @@ func writeResults(dir string, results []result, show bool) error {
 	for _, r := range results {
 		table.WriteString(r.timelineRow() + "\n")
 	}
+	return writeReport(dir, "", "Benchmark", " Every figure of a row comes from the same run as its floor.", table.String(),
+		"results", results, show)
+}
+
+// writeReport prints table when show is set and writes one section of the benchmark: the table
+// under title and a line on the machine, then preamble, to <dir>/<date><suffix>.md, and figures
+// under key to <dir>/latest<suffix>.json. A section run alone leaves the other sections' files as
+// they are.
+func writeReport(dir, suffix, title, preamble, table, key string, figures any, show bool) error {
 	if show {
-		fmt.Print(table.String())
+		fmt.Print(table)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	now := time.Now()
 	load := loadAverage()
-	doc := fmt.Sprintf("# Benchmark %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s. "+
-		"Every figure of a row comes from the same run as its floor.\n\n%s",
-		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, table.String())
-	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+".md"), []byte(doc), 0o644); err != nil {
+	doc := fmt.Sprintf("# %s %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s.%s\n\n%s",
+		title, now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, preamble, table)
+	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+suffix+".md"), []byte(doc), 0o644); err != nil {
 		return err
 	}
 	raw, err := json.MarshalIndent(map[string]any{
-		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "results": results,
+		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, key: figures,
 	}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "latest.json"), append(raw, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, "latest"+suffix+".json"), append(raw, '\n'), 0o644)
 }
 
 // loadAverage is the machine's load over 1, 5 and 15 minutes, which shows whether other work shared

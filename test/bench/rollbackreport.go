@@ -1,13 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 )
 
 // rollbackResult is one kind's rollbacks, each from a spec asking for an image whose pods
@@ -45,29 +40,10 @@ func writeRollbackResults(dir string, results []rollbackResult, show bool) error
 	for _, r := range results {
 		table.WriteString(r.row() + "\n")
 	}
-	if show {
-		fmt.Print(table.String())
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	now := time.Now()
-	load := loadAverage()
-	doc := fmt.Sprintf("# Rollback benchmark %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s.\n\n"+
+	return writeReport(dir, "-rollback", "Rollback benchmark", "\n\n"+
 		"Each instance, once its first revision is the last good one, is asked for an image tagged `broken`, whose pods "+
 		"crash-loop on kwok's nodes, with a progress deadline of 30 s; one instance at a time, the next once the previous "+
 		"is Available again. Times are when the benchmark's watches delivered each step. \"Rolled back\" is the workload's "+
 		"pod template back on the good image (a PodSet's first pod of the good image); \"Available again\" is the instance "+
-		"Available and no longer Progressing, with Degraded reason RolledBack.\n\n%s",
-		now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, table.String())
-	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+"-rollback.md"), []byte(doc), 0o644); err != nil {
-		return err
-	}
-	raw, err := json.MarshalIndent(map[string]any{
-		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "rollback": results,
-	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "latest-rollback.json"), append(raw, '\n'), 0o644)
+		"Available and no longer Progressing, with Degraded reason RolledBack.", table.String(), "rollback", results, show)
 }
