@@ -34,7 +34,7 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 
 .PHONY: sync-manifests
 sync-manifests: manifests ## Copy the generated CRDs and RBAC into config/crd/kustomization.yaml and the Helm chart.
-	bash hack/sync-manifests.sh
+	go run ./hack/syncmanifests
 
 .PHONY: check-generate
 check-generate: manifests generate sync-manifests ## Fail when generated files or go.mod are not committed.

@@ -199,7 +199,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 			paths = [][]string{{"spec", "replicas"}, {"spec", "selector"}, {"spec", "template", "metadata"}}
 			wantPod := field(t, w, "spec", "template", "spec").(map[string]any)
 			gotPod := field(t, g, "spec", "template", "spec").(map[string]any)
-			for _, f := range []string{"serviceAccountName", "securityContext", "terminationGracePeriodSeconds"} {
+			for _, f := range []string{"serviceAccountName", "automountServiceAccountToken", "securityContext", "terminationGracePeriodSeconds"} {
 				if !reflect.DeepEqual(gotPod[f], wantPod[f]) {
 					t.Errorf("%s: pod %s\n%v\nwant\n%v", k, f, gotPod[f], wantPod[f])
 				}
