@@ -122,7 +122,8 @@ func TestInstall(t *testing.T) {
 	began := time.Now()
 	applyInstallManifest(t)
 	t.Logf("install applied and the manager Deployment available in %s", time.Since(began).Round(time.Millisecond))
-	dryRunChart(t)
+	dryRunChart(t, nil)
+	dryRunChart(t, chartValues)
 
 	kubeconfig := impersonatingKubeconfig(t, "system:serviceaccount:"+namespace+":"+serviceAccount)
 	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace}
@@ -311,11 +312,27 @@ func serviceAccountToken(t *testing.T, name string) string {
 	return request.Status.Token
 }
 
-// dryRunChart has the API server validate every object of the Helm chart, as `helm upgrade` would
-// send them over the kustomize install, without changing anything.
-func dryRunChart(t *testing.T) {
+// chartValues sets every value of the chart that shapes an object the API server validates, but
+// serviceMonitor: its kind is prometheus-operator's, whose CRD this cluster does not have.
+var chartValues = map[string]any{
+	"imagePullSecrets":         []any{map[string]any{"name": "registry-credentials"}},
+	"priorityClassName":        "system-cluster-critical",
+	"podLabels":                map[string]any{"team": "platform"},
+	"podAnnotations":           map[string]any{"example.dev/owner": "platform"},
+	"podSecurityContext":       map[string]any{"runAsNonRoot": true, "runAsUser": 65532, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+	"containerSecurityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+	"extraArgs":                []any{"--max-concurrent-reconciles=4"},
+	"extraEnv":                 []any{map[string]any{"name": "GOMEMLIMIT", "valueFrom": map[string]any{"resourceFieldRef": map[string]any{"resource": "limits.memory"}}}},
+	"serviceAccount":           map[string]any{"name": "operator", "annotations": map[string]any{"example.dev/role": "appkeeper"}},
+	"crds":                     map[string]any{"keep": false},
+	"watchNamespaces":          []any{"default"},
+}
+
+// dryRunChart has the API server validate every object of the Helm chart rendered with values, as
+// `helm upgrade` would send them over the kustomize install, without changing anything.
+func dryRunChart(t *testing.T, values map[string]any) {
 	t.Helper()
-	objects, err := installer.RenderChart(filepath.Join(root, "charts", "appkeeper"), namespace, nil)
+	objects, err := installer.RenderChart(filepath.Join(root, "charts", "appkeeper"), namespace, values)
 	if err != nil {
 		t.Fatal(err)
 	}
