@@ -142,9 +142,12 @@ func writeChartRBAC() error {
 
 	// The operator's rules, which templates/rbac/role.yaml grants cluster-wide, or in a Role per
 	// watched namespace when the chart's watchNamespaces is set.
-	rules, found, err := unstructured.NestedSlice(clusterRole.Object, "rules")
-	if err != nil || !found || len(rules) == 0 {
-		return fmt.Errorf("config/rbac/role.yaml holds no ClusterRole rules (%v)", err)
+	rules, _, err := unstructured.NestedSlice(clusterRole.Object, "rules")
+	if err != nil {
+		return fmt.Errorf("config/rbac/role.yaml: %w", err)
+	}
+	if len(rules) == 0 {
+		return errors.New("config/rbac/role.yaml holds no ClusterRole rules")
 	}
 	data, err := yaml.Marshal(rules)
 	if err != nil {
