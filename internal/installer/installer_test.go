@@ -298,7 +298,7 @@ func TestChartValuesSchema(t *testing.T) {
 		{map[string]any{"crds": map[string]any{"install": true}}, "install"},
 		{map[string]any{"podLabels": map[string]any{"app.kubernetes.io/name": "mine"}}, "podLabels/app.kubernetes.io~1name"},
 		{map[string]any{"podLabels": map[string]any{"team": "has space"}}, "podLabels/team"},
-		{map[string]any{"podAnnotations": map[string]any{"replicas": 2}}, "podAnnotations/replicas"},
+		{map[string]any{"podAnnotations": map[string]any{"replicas": map[string]any{}}}, "podAnnotations/replicas"},
 		{map[string]any{"podSecurityContext": map[string]any{"runAsNonroot": true}}, "runAsNonroot"},
 		{map[string]any{"podSecurityContext": map[string]any{"runAsUser": -1}}, "runAsUser"},
 		{map[string]any{"containerSecurityContext": map[string]any{"readOnlyRootFileSystem": true}}, "readOnlyRootFileSystem"},

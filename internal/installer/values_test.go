@@ -37,6 +37,16 @@ func same(t *testing.T, what string, got, want any) {
 	}
 }
 
+// stringMap returns the labels or annotations at path, which the API server takes only as strings.
+func stringMap(t *testing.T, obj *unstructured.Unstructured, path ...string) map[string]string {
+	t.Helper()
+	m, found, err := unstructured.NestedStringMap(obj.Object, path...)
+	if err != nil || !found {
+		t.Fatalf("%s: %s is no map of strings (%v)", key(obj), strings.Join(path, "."), err)
+	}
+	return m
+}
+
 func subjects(t *testing.T, objects map[string]*unstructured.Unstructured, binding string) string {
 	t.Helper()
 	obj := objects[binding]
@@ -79,18 +89,18 @@ func TestChartValuesRender(t *testing.T) {
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				same(t, "priorityClassName", podSpec(t, objects)["priorityClassName"], "system-cluster-critical")
 			}},
-		{"podLabels join the selector's", map[string]any{"podLabels": map[string]any{"team": "platform"}},
+		{"podLabels join the selector's", map[string]any{"podLabels": map[string]any{"team": "platform", "tier": 2}},
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				deployment := objects[managerKey]
-				same(t, "pod labels", field(t, deployment, "spec", "template", "metadata", "labels"),
-					"map[app.kubernetes.io/component:manager app.kubernetes.io/name:appkeeper team:platform]")
+				same(t, "pod labels", stringMap(t, deployment, "spec", "template", "metadata", "labels"),
+					"map[app.kubernetes.io/component:manager app.kubernetes.io/name:appkeeper team:platform tier:2]")
 				same(t, "selector", field(t, deployment, "spec", "selector", "matchLabels"),
 					"map[app.kubernetes.io/component:manager app.kubernetes.io/name:appkeeper]")
 			}},
 		{"podAnnotations join the chart's, which stays", map[string]any{"podAnnotations": map[string]any{
-			"prometheus.io/scrape": "false", "kubectl.kubernetes.io/default-container": "other"}},
+			"prometheus.io/scrape": false, "kubectl.kubernetes.io/default-container": "other"}},
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
-				same(t, "pod annotations", field(t, objects[managerKey], "spec", "template", "metadata", "annotations"),
+				same(t, "pod annotations", stringMap(t, objects[managerKey], "spec", "template", "metadata", "annotations"),
 					"map[kubectl.kubernetes.io/default-container:manager prometheus.io/scrape:false]")
 			}},
 		{"extraArgs come last", map[string]any{"extraArgs": []any{"--max-concurrent-reconciles=4", "--leader-elect=false"}},
@@ -107,14 +117,14 @@ func TestChartValuesRender(t *testing.T) {
 						"map[name:GOMEMLIMIT valueFrom:map[resourceFieldRef:map[resource:limits.memory]]] map[name:TZ value:UTC]]")
 			}},
 		{"serviceAccount named and annotated", map[string]any{
-			"serviceAccount":  map[string]any{"name": "operator", "annotations": map[string]any{"iam.example/role": "appkeeper"}},
+			"serviceAccount":  map[string]any{"name": "operator", "annotations": map[string]any{"iam.example/role": "appkeeper", "iam.example/ttl": 3600}},
 			"watchNamespaces": []any{"shop"}},
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				sa := objects["ServiceAccount/appkeeper-system/operator"]
 				if sa == nil {
 					t.Fatalf("no ServiceAccount operator in %v", keys(objects))
 				}
-				same(t, "ServiceAccount annotations", sa.GetAnnotations(), "map[iam.example/role:appkeeper]")
+				same(t, "ServiceAccount annotations", stringMap(t, sa, "metadata", "annotations"), "map[iam.example/role:appkeeper iam.example/ttl:3600]")
 				checkBoundServiceAccount(t, objects, "operator")
 			}},
 		{"serviceAccount.create=false binds the named one", map[string]any{
@@ -148,10 +158,13 @@ func TestChartValuesRender(t *testing.T) {
 				}
 			}},
 		{"serviceMonitor", map[string]any{"serviceMonitor": map[string]any{
-			"enabled": true, "labels": map[string]any{"release": "prometheus"}, "interval": "30s"}},
+			"enabled": true, "labels": map[string]any{"release": "prometheus", "shard": 1}, "interval": "30s"}},
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				monitor := checkServiceMonitor(t, objects)
-				same(t, "ServiceMonitor label release", monitor.GetLabels()["release"], "prometheus")
+				labels := stringMap(t, monitor, "metadata", "labels")
+				if labels["release"] != "prometheus" || labels["shard"] != "1" || labels["app.kubernetes.io/name"] != "appkeeper" {
+					t.Errorf("ServiceMonitor labels %v", labels)
+				}
 				same(t, "endpoints", field(t, monitor, "spec", "endpoints"), "[map[bearerTokenFile:/var/run/secrets/kubernetes.io/serviceaccount/token "+
 					"interval:30s path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
 			}},
