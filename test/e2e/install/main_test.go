@@ -10,13 +10,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // root is the repository, from this package's directory.
@@ -24,7 +24,6 @@ const root = "../../.."
 
 var (
 	cluster *localcluster.Cluster
-	binDir  string
 	k8s     client.Client // cluster-admin
 )
 
@@ -35,17 +34,9 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	binDir = os.Getenv("KUBEBUILDER_ASSETS")
-	if binDir == "" {
-		binDir = filepath.Join(root, "bin", "controlplane-"+localcluster.KubeVersion)
-	}
-	dir, err := os.MkdirTemp("", "appkeeper-e2e-install-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
 	// No CRDs and no operator: the install brings both.
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: binDir, Nodes: 3})
+	var err error
+	cluster, err = testutil.StartBareLocalCluster(ctx, "appkeeper-e2e-install-")
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -60,6 +51,6 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Println("cluster state and logs:", dir)
+	fmt.Println("cluster state and logs:", cluster.Dir)
 	return m.Run()
 }
