@@ -109,6 +109,9 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 	bash hack/controlplane/build.sh $(CONTROLPLANE) $(KUBE_VERSION) $(KWOK_VERSION)
 	ln -sf controlplane-$(KUBE_VERSION)/kubectl $(KUBECTL)
 
+.PHONY: helm
+helm: $(HELM) ## Build helm into bin/: the end-to-end test of the Helm chart drives it.
+
 .PHONY: node
 node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
 	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION)
