@@ -147,10 +147,14 @@ func requireUninstalled(t *testing.T, r release, out string) {
 func requireAbsent(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if _, err := live(ctx, obj); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("%s: %v, want it gone", describe(obj), err)
+		_, err := live(ctx, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		return nil
+		return fmt.Errorf("%s is still there", describe(obj))
 	})
 }
 

@@ -74,8 +74,13 @@ func TestHelmLifecycle(t *testing.T) {
 	requireUninstalled(t, first, out)
 	requireWebServerKept(t, web, uid)
 
-	// The kept CRDs still name the first release: Helm refuses them to another one, and creates
-	// nothing, unless told to take them over.
+	// The kept CRDs and namespace still name the first release: installed again, it takes them
+	// back.
+	first.install(t, h)
+	requireInstalled(t, first)
+	requireUninstalled(t, first, first.uninstall(t, h))
+
+	// Helm refuses them to another release, and creates nothing, unless told to take them over.
 	out = h.fails(t, "install", second.name, chart, "--namespace", second.namespace, "--create-namespace")
 	if !strings.Contains(out, "invalid ownership metadata") {
 		t.Fatalf("helm install under another release name: want it refused for the CRDs' ownership, got:\n%s", out)
