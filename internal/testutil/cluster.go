@@ -2,8 +2,10 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -22,10 +24,29 @@ func StartLocalCluster(ctx context.Context, prefix string) (*localcluster.Cluste
 	return startLocalCluster(ctx, prefix, crds)
 }
 
-// StartBareLocalCluster is StartLocalCluster without appkeeper's CRDs: the cluster a test
-// installs appkeeper on as a user would, with dist/install.yaml or the Helm chart.
-func StartBareLocalCluster(ctx context.Context, prefix string) (*localcluster.Cluster, error) {
-	return startLocalCluster(ctx, prefix, nil)
+// RunOnBareLocalCluster runs a package's tests on a local cluster of its own that serves none of
+// appkeeper's CRDs and runs no operator: the cluster a test installs appkeeper on as a user would,
+// with dist/install.yaml or the Helm chart. setUp receives the cluster before the tests run; the
+// cluster is stopped after them. It returns the exit code for os.Exit.
+func RunOnBareLocalCluster(m *testing.M, prefix string, setUp func(*localcluster.Cluster) error) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := startLocalCluster(ctx, prefix, nil)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Println(err)
+		}
+	}()
+	if err := setUp(cluster); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("cluster state and logs:", cluster.Dir)
+	return m.Run()
 }
 
 func startLocalCluster(ctx context.Context, prefix string, crds []*apiextensionsv1.CustomResourceDefinition) (*localcluster.Cluster, error) {

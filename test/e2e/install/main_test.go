@@ -7,8 +7,6 @@
 package install
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -28,29 +26,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// No CRDs and no operator: the install brings both.
-	var err error
-	cluster, err = testutil.StartBareLocalCluster(ctx, "appkeeper-e2e-install-")
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Println(err)
-		}
-	}()
-	k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
-		fmt.Println(err)
-		return 1
-	}
-	fmt.Println("cluster state and logs:", cluster.Dir)
-	return m.Run()
+	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-install-", func(c *localcluster.Cluster) error {
+		cluster = c
+		var err error
+		k8s, err = client.New(c.Config, client.Options{Scheme: operator.Scheme()})
+		return err
+	}))
 }
