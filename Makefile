@@ -8,6 +8,7 @@ CONTAINERD_VERSION    ?= v2.4.2
 COREDNS_VERSION       ?= v1.14.7
 CONTROLLER_GEN_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+HELM_VERSION          ?= v4.3.1
 # The operator's image: written into dist/install.yaml and built by docker-build.
 IMG                   ?= ghcr.io/appkeeper/appkeeper:latest
 
@@ -15,6 +16,7 @@ BIN            := $(CURDIR)/bin
 CONTROLPLANE   := $(BIN)/controlplane-$(KUBE_VERSION)
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+HELM           := $(BIN)/helm-$(HELM_VERSION)
 KUBECTL        := $(BIN)/kubectl
 
 export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
@@ -54,7 +56,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and 
 	$(GOLANGCI_LINT) run --build-tags e2e,real,faults ./...
 
 .PHONY: test
-test: build build-installer test-parts test-deps vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
+test: build build-installer test-parts test-deps $(HELM) vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
@@ -77,7 +79,7 @@ test-deps: ## Install MariaDB from the distribution's packages and build versity
 	bash hack/test-deps.sh
 
 .PHONY: test-e2e
-test-e2e: build build-installer controlplane ## End-to-end scenarios on the local cluster.
+test-e2e: build build-installer controlplane $(HELM) ## End-to-end scenarios on the local cluster.
 	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
 
 .PHONY: test-faults
@@ -106,6 +108,9 @@ docker-build: ## Build the operator's image IMG (needs a Docker engine).
 controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok into bin/.
 	bash hack/controlplane/build.sh $(CONTROLPLANE) $(KUBE_VERSION) $(KWOK_VERSION)
 	ln -sf controlplane-$(KUBE_VERSION)/kubectl $(KUBECTL)
+
+.PHONY: helm
+helm: $(HELM) ## Build helm into bin/: the end-to-end test of the Helm chart drives it.
 
 .PHONY: node
 node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
@@ -146,6 +151,11 @@ $(CONTROLLER_GEN):
 $(GOLANGCI_LINT):
 	GOBIN=$(BIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(BIN)/tmp-golangci-lint
+
+# The end-to-end test test/e2e/helm drives this helm through install, upgrade, rollback and uninstall.
+$(HELM):
+	GOBIN=$(BIN)/tmp-helm go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
 
 .PHONY: help
 help: ## Show the targets.

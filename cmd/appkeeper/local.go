@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -24,7 +25,7 @@ type localUpOptions struct {
 	dir, binDir                                     string
 	nodes                                           int
 	noOperator, samples, exitWhenReady, showSamples bool
-	realNode                                        bool
+	realNode, noCRDs                                bool
 	operator                                        operator.Options
 	// backupImageSet is true when --backup-image was given: it then wins over the real node's.
 	backupImageSet bool
@@ -42,6 +43,7 @@ func runLocal(args []string) int {
 	fs.IntVar(&o.nodes, "nodes", 3, "number of simulated nodes")
 	fs.BoolVar(&o.realNode, "real-node", false, "add a real node (kubelet, containerd, kube-proxy, CoreDNS on this host; root only) where pods run for real; build it with \"make node-deps node images\"")
 	fs.BoolVar(&o.noOperator, "no-operator", false, "do not run the operator in this process")
+	fs.BoolVar(&o.noCRDs, "no-crds", false, "install none of appkeeper's CRDs, for an install that brings them (helm install); implies --no-operator")
 	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Available")
 	fs.BoolVar(&o.exitWhenReady, "exit-when-ready", false, "stop everything and exit 0 once ready")
 	fs.BoolVar(&o.showSamples, "show-samples", false, "print `kubectl get appkeeper` once ready")
@@ -50,10 +52,12 @@ func runLocal(args []string) int {
 		return 2
 	}
 	fs.Visit(func(f *flag.Flag) { o.backupImageSet = o.backupImageSet || f.Name == "backup-image" })
-	if o.nodes < 1 {
-		fmt.Fprintln(os.Stderr, "appkeeper local up: --nodes must be at least 1")
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "appkeeper local up: %v\n", err)
 		return 2
 	}
+	// The operator cannot start without its CRDs: whoever installs them runs it.
+	o.noOperator = o.noOperator || o.noCRDs
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := localUp(ctx, o); err != nil {
@@ -63,14 +67,29 @@ func runLocal(args []string) int {
 	return 0
 }
 
+// validate refuses flags that contradict each other.
+func (o localUpOptions) validate() error {
+	switch {
+	case o.nodes < 1:
+		return errors.New("--nodes must be at least 1")
+	case o.noCRDs && o.samples:
+		return errors.New("--samples needs the CRDs: drop --no-crds, or apply config/samples once they are installed")
+	case o.noCRDs && o.showSamples:
+		return errors.New("--show-samples needs the CRDs: drop --no-crds")
+	}
+	return nil
+}
+
 func localUp(ctx context.Context, o localUpOptions) (err error) {
 	dir, err := filepath.Abs(o.dir)
 	if err != nil {
 		return err
 	}
-	crds, err := crd.Definitions()
-	if err != nil {
-		return err
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	if !o.noCRDs {
+		if crds, err = crd.Definitions(); err != nil {
+			return err
+		}
 	}
 	logFile, err := openLog(dir)
 	if err != nil {

@@ -87,7 +87,8 @@ func splitImage(image string) (name, tag, digest string) {
 
 // RenderChart renders the Helm chart in dir as `helm install appkeeper dir --namespace namespace`
 // would with the given values, checked against the chart's values.schema.json, and returns its
-// objects.
+// objects. Nothing is looked up in a cluster, as when the namespace does not exist yet
+// (`--create-namespace`): the chart renders the namespace too.
 func RenderChart(dir, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	chart, err := loader.Load(dir)
 	if err != nil {

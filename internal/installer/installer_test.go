@@ -169,13 +169,14 @@ func TestRBACLeastPrivilege(t *testing.T) {
 	}
 }
 
-// TestChartMatchesKustomize renders the Helm chart with its default values and holds it to
-// dist/install.yaml: the same objects (less the Namespace, which `helm install --create-namespace`
-// makes), the same CRDs, the same RBAC and the same manager.
+// TestChartMatchesKustomize renders the Helm chart with its default values, as
+// `helm install --create-namespace` does for a namespace that does not exist yet, and holds it to
+// dist/install.yaml: the same objects, the namespace with the same labels (the pod security
+// standard it enforces), the same CRDs, the same RBAC and the same manager. The namespace and the
+// CRDs are kept on uninstall.
 func TestChartMatchesKustomize(t *testing.T) {
 	// The chart's image tag defaults to its appVersion.
 	want := kustomized(t, "ghcr.io/appkeeper/appkeeper:"+chartAppVersion(t))
-	delete(want, "Namespace//"+namespace)
 	got := rendered(t, nil)
 	if !slices.Equal(keys(got), keys(want)) {
 		t.Fatalf("chart objects\n%v\nwant those of config/default\n%v", keys(got), keys(want))
@@ -184,6 +185,15 @@ func TestChartMatchesKustomize(t *testing.T) {
 		g := got[k]
 		var paths [][]string
 		switch w.GetKind() {
+		case "Namespace":
+			for label, value := range w.GetLabels() {
+				if g.GetLabels()[label] != value {
+					t.Errorf("%s: label %s=%q, want %q", k, label, g.GetLabels()[label], value)
+				}
+			}
+			if g.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("%s: the chart must keep its namespace, which holds the release, on uninstall", k)
+			}
 		case "CustomResourceDefinition":
 			paths = [][]string{{"spec"}}
 			if g.GetAnnotations()["helm.sh/resource-policy"] != "keep" {

@@ -40,7 +40,9 @@ type Options struct {
 	BinDir string
 	// Nodes is the number of simulated nodes; zero means 3.
 	Nodes int
-	// CRDs are installed and Established before Start returns.
+	// CRDs are installed and Established before Start returns. None leaves the cluster without
+	// custom resources, for an install that brings its own CRDs (dist/install.yaml, the Helm chart):
+	// Helm refuses to take over CRDs it did not create.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Log receives progress lines; the zero value discards them.
 	Log logr.Logger

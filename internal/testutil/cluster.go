@@ -2,7 +2,12 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
@@ -16,9 +21,52 @@ func StartLocalCluster(ctx context.Context, prefix string) (*localcluster.Cluste
 	if err != nil {
 		return nil, err
 	}
+	return startLocalCluster(ctx, prefix, crds)
+}
+
+// RunOnBareLocalCluster runs a package's tests on a local cluster of its own that serves none of
+// appkeeper's CRDs and runs no operator: the cluster a test installs appkeeper on as a user would,
+// with dist/install.yaml or the Helm chart. setUp receives the cluster before the tests run; the
+// cluster is stopped after them. It returns the exit code for os.Exit.
+func RunOnBareLocalCluster(m *testing.M, prefix string, setUp func(*localcluster.Cluster) error) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := startLocalCluster(ctx, prefix, nil)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Println(err)
+		}
+	}()
+	if err := setUp(cluster); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("cluster state and logs:", cluster.Dir)
+	return m.Run()
+}
+
+func startLocalCluster(ctx context.Context, prefix string, crds []*apiextensionsv1.CustomResourceDefinition) (*localcluster.Cluster, error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		return nil, err
 	}
-	return localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 3, CRDs: crds})
+	return localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: ControlPlaneDir(), Nodes: 3, CRDs: crds})
+}
+
+// ControlPlaneDir holds the control plane's binaries and kubectl: $KUBEBUILDER_ASSETS when set, as
+// make exports it, else the repository's bin/controlplane-<version>, so that go test runs alone.
+func ControlPlaneDir() string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(repoRoot(), "bin", "controlplane-"+localcluster.KubeVersion)
+}
+
+// RepoBinary is the named file of the repository's bin/, where make builds appkeeper and the tools.
+func RepoBinary(name string) string {
+	return filepath.Join(repoRoot(), "bin", name)
 }

@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,7 +124,7 @@ func TestInstall(t *testing.T) {
 	dryRunChart(t, nil)
 	dryRunChart(t, chartValues)
 
-	kubeconfig := impersonatingKubeconfig(t, "system:serviceaccount:"+namespace+":"+serviceAccount)
+	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
 	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace}
 	requireForbidden(t, kubeconfig)
 	first := startOperator(t, "appkeeper-1", kubeconfig, args...)
@@ -145,7 +144,7 @@ func TestInstall(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(row.manifest), &obj.Object); err != nil {
 				t.Fatal(err)
 			}
-			ns := newNamespace(t, strings.ToLower(row.kind))
+			ns := testutil.NewNamespace(t, k8s, strings.ToLower(row.kind))
 			kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce="+row.podSecurity)
 			obj.SetNamespace(ns)
 			started := time.Now()
@@ -165,7 +164,7 @@ func TestInstall(t *testing.T) {
 	// A second replica waits on standby while the first holds the lease.
 	second := startOperator(t, "appkeeper-2", kubeconfig, args...)
 	testutil.Eventually(t, timeout, func(context.Context) error {
-		if !strings.Contains(second.log(t), "Attempting to acquire leader lease") {
+		if !strings.Contains(second.Log(t), "Attempting to acquire leader lease") {
 			return errors.New("appkeeper-2 has not tried for the lease yet")
 		}
 		return nil
@@ -175,7 +174,7 @@ func TestInstall(t *testing.T) {
 		if holder := leaseHolder(t); holder != firstHolder {
 			t.Fatalf("lease holder changed from %s to %s while appkeeper-1 ran", firstHolder, holder)
 		}
-		if log := second.log(t); strings.Contains(log, "Successfully acquired lease") || strings.Contains(log, "Starting Controller") {
+		if log := second.Log(t); strings.Contains(log, "Successfully acquired lease") || strings.Contains(log, "Starting Controller") {
 			t.Fatalf("appkeeper-2 started its controllers while on standby:\n%s", log)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -185,7 +184,7 @@ func TestInstall(t *testing.T) {
 	// replica must take the lease and reconcile the change within the lease duration.
 	web := instances["WebServer"]
 	sigterm := time.Now()
-	first.stop(t)
+	first.Stop(t)
 	stopped := time.Since(sigterm)
 	patch := []byte(`{"spec":{"replicas":3}}`)
 	if err := k8s.Patch(context.Background(), web, client.RawPatch(types.MergePatchType, patch)); err != nil {
@@ -212,11 +211,9 @@ func TestInstall(t *testing.T) {
 	}
 
 	// Whatever RBAC forgot and no condition shows (an event, a lease update) is in the logs.
-	for _, p := range []*operatorProcess{first, second} {
-		for _, line := range strings.Split(p.log(t), "\n") {
-			if strings.Contains(line, "forbidden") {
-				t.Errorf("%s was refused a request: %s", p.name, line)
-			}
+	for _, p := range []*testutil.OperatorProcess{first, second} {
+		for _, line := range p.RefusedRequests(t) {
+			t.Errorf("%s was refused a request: %s", p.Name, line)
 		}
 	}
 }
@@ -259,22 +256,13 @@ func applyInstallManifest(t *testing.T) {
 		}
 		return nil
 	})
-	// The namespace refuses a pod that is not restricted, so the manager's pods were admitted on
-	// their own merit.
-	privileged := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "privileged"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}}},
-	}
-	err = k8s.Create(context.Background(), privileged, client.DryRunAll)
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
-		t.Fatalf("a pod that is not restricted: got %v, want refused by PodSecurity", err)
-	}
+	testutil.RequireRestricted(t, k8s, namespace)
 }
 
 // checkMetricsAccess scrapes the operator's metrics as two ServiceAccounts: one bound to
 // appkeeper-metrics-reader is served, the other refused. The operator asks the API server, with its
 // own rights, to review each token and authorize the request.
-func checkMetricsAccess(t *testing.T, p *operatorProcess) {
+func checkMetricsAccess(t *testing.T, p *testutil.OperatorProcess) {
 	t.Helper()
 	ctx := context.Background()
 	binding := &rbacv1.ClusterRoleBinding{
@@ -287,12 +275,12 @@ func checkMetricsAccess(t *testing.T, p *operatorProcess) {
 	}
 	scraper, stranger := serviceAccountToken(t, "scraper"), serviceAccountToken(t, "stranger")
 	testutil.Eventually(t, timeout, func(context.Context) error {
-		if code := p.scrape(t, scraper); code != http.StatusOK {
+		if code := p.Scrape(t, scraper); code != http.StatusOK {
 			return fmt.Errorf("metrics with the reader role: HTTP %d", code)
 		}
 		return nil
 	})
-	if code := p.scrape(t, stranger); code != http.StatusForbidden {
+	if code := p.Scrape(t, stranger); code != http.StatusForbidden {
 		t.Fatalf("metrics without the reader role: HTTP %d, want 403", code)
 	}
 }
@@ -354,52 +342,16 @@ func dryRunChart(t *testing.T, values map[string]any) {
 // kubectl runs the cluster's kubectl as cluster-admin.
 func kubectl(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	cmd := exec.Command(filepath.Join(testutil.ControlPlaneDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 
-func newNamespace(t *testing.T, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-// waitAvailable waits until obj's Available condition is True for its current generation and
-// every extra check passes; obj is refreshed.
+// waitAvailable waits until obj is Available and every extra check passes; obj is refreshed.
 func waitAvailable(t *testing.T, obj *unstructured.Unstructured, checks ...func(*unstructured.Unstructured) error) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		raw, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-		var conditions []metav1.Condition
-		for _, c := range raw {
-			m, ok := c.(map[string]any)
-			if !ok {
-				return fmt.Errorf("condition %v is not an object", c)
-			}
-			var condition metav1.Condition
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &condition); err != nil {
-				return err
-			}
-			conditions = append(conditions, condition)
-		}
-		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), "Available", metav1.ConditionTrue); err != nil {
-			return fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-		}
-		for _, check := range checks {
-			if err := check(obj); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	testutil.WaitAvailable(t, k8s, timeout, obj, checks...)
 }
 
 // leaseHolder is the identity holding the leader election lease, "" if none or released.

@@ -1,0 +1,34 @@
+//go:build e2e
+
+// Package helm drives the real helm binary through the chart's whole life on a local cluster that
+// starts with neither appkeeper's CRDs nor its operator: install with --create-namespace, upgrade,
+// rollback, uninstall, and a reinstall under another release name in another namespace. The
+// manager's pods run on simulated nodes, without a container, so the operator runs beside the
+// cluster with only the rights the release grants its ServiceAccount.
+package helm
+
+import (
+	"os"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+var (
+	cluster *localcluster.Cluster
+	k8s     client.Client // cluster-admin
+)
+
+func TestMain(m *testing.M) {
+	// No CRDs: helm installs them, with the release.
+	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-helm-", func(c *localcluster.Cluster) error {
+		cluster = c
+		var err error
+		k8s, err = client.New(c.Config, client.Options{Scheme: operator.Scheme()})
+		return err
+	}))
+}
