@@ -11,6 +11,19 @@ const (
 	ConditionDegraded = "Degraded"
 )
 
+// Condition types that summarise the three above for tools that judge health the way kstatus
+// does (Argo CD, Flux, kubectl wait): they read Ready and Stalled, not Available, Progressing and
+// Degraded. Both are derived from those three, never observed on their own.
+const (
+	// ConditionReady is True when the application is Available at its current spec, no rollout or
+	// scale is under way and it is not Degraded. When it is not, its reason is the one of the
+	// condition that keeps it from being Ready.
+	ConditionReady = "Ready"
+	// ConditionStalled is Degraded under the name kstatus reads: True, with Degraded's reason and
+	// message, exactly when Degraded is True.
+	ConditionStalled = "Stalled"
+)
+
 // A condition the operator cannot decide, because a read of a child or of the pods failed, is
 // Unknown with ReasonReadFailed: a failed read is no evidence either way.
 const ReasonReadFailed = "ReadFailed"

@@ -121,6 +121,10 @@ type MemcachedStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
 
+	// Image is the image the members run, once a rollout to it has completed.
+	// +optional
+	Image string `json:"image,omitempty"`
+
 	// Nodes are the names of the members ready to serve, in ordinal order. Each resolves as
 	// <name>.<metadata.name>.<namespace>.svc through the headless Service. At most 256 of them.
 	// +kubebuilder:validation:MaxItems=256
@@ -132,7 +136,7 @@ type MemcachedStatus struct {
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
-	// Conditions are Available, Progressing and Degraded.
+	// Conditions are Available, Progressing and Degraded, summarised as Ready and Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -150,20 +154,25 @@ type MemcachedStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=mc,categories=appkeeper
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the StatefulSet, its pods and the headless Service"
-// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
-// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
-// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
-// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
-// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Ready-Pods",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`,priority=1
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`,priority=1
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`,priority=1
 type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +kubebuilder:default={}
-	Spec   MemcachedSpec   `json:"spec,omitempty"`
+	Spec MemcachedSpec `json:"spec,omitempty"`
+	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// see a new resource as not yet observed rather than as healthy.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status MemcachedStatus `json:"status,omitempty"`
 }
 

@@ -174,6 +174,10 @@ type MySQLStatus struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
+	// DesiredReplicas is the number of server pods a MySQL runs: always 1, one server per MySQL.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+
 	// ReadyReplicas is 1 when the server is ready to serve.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
@@ -186,7 +190,7 @@ type MySQLStatus struct {
 	// +optional
 	Restore *MySQLRestoreStatus `json:"restore,omitempty"`
 
-	// Conditions are Available, Progressing and Degraded.
+	// Conditions are Available, Progressing and Degraded, summarised as Ready and Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -203,13 +207,17 @@ type MySQLStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=my,categories=appkeeper
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the StatefulSet, its pod and the Services"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
+// +kubebuilder:printcolumn:name="Ready-Pods",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
-// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
-// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
-// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
-// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`,priority=1
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`,priority=1
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`,priority=1
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
 type MySQL struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -226,7 +234,10 @@ type MySQL struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) == has(oldSelf.credentialsSecretRef) && (!has(self.credentialsSecretRef) || self.credentialsSecretRef == oldSelf.credentialsSecretRef)",message="spec.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".credentialsSecretRef"
 	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
 	// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the data is restored once, before the server first starts",fieldPath=".restore"
-	Spec   MySQLSpec   `json:"spec,omitempty"`
+	Spec MySQLSpec `json:"spec,omitempty"`
+	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// see a new resource as not yet observed rather than as healthy.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status MySQLStatus `json:"status,omitempty"`
 }
 

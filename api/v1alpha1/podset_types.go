@@ -101,7 +101,7 @@ type PodSetStatus struct {
 	// +optional
 	TemplateHash string `json:"templateHash,omitempty"`
 
-	// Conditions are Available, Progressing and Degraded.
+	// Conditions are Available, Progressing and Degraded, summarised as Ready and Stalled.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -120,17 +120,22 @@ type PodSetStatus struct {
 // +kubebuilder:resource:shortName=pset,categories=appkeeper
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 52",message="metadata.name must be a DNS-1035 label of at most 52 characters: it names the pods, whose names are their hostnames"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready-Pods",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.rollout.currentRevision`
-// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
-// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Desired-Revision",type=string,JSONPath=`.status.rollout.updateRevision`,priority=1
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollout.rollbacks`,priority=1
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`,priority=1
 type PodSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   PodSetSpec   `json:"spec"`
+	Spec PodSetSpec `json:"spec"`
+	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// see a new resource as not yet observed rather than as healthy.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status PodSetStatus `json:"status,omitempty"`
 }
 

@@ -44,6 +44,9 @@ func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.S
 		status.Nodes = ready[:min(len(ready), appsv1alpha1.MaxMemcachedSize)]
 	}
 	complete := rolloutComplete(mc, sts)
+	if complete {
+		status.Image = mc.Spec.Image
+	}
 	availableCondition := available(mc, sts, status.ReadyReplicas, reconcile.StartingPods(mc.Status.Conditions, memberPods, mc.DesiredSize()))
 	if podsErr != nil && sts != nil && mc.DesiredSize() > 0 {
 		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
@@ -58,7 +61,7 @@ func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.S
 		progressingCondition = reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionUnknown,
 			Reason: appsv1alpha1.ReasonReadFailed, Message: unobserved}
 	}
-	reconcile.SetConditions(&status.Conditions, mc.Generation,
+	reconcile.SetHealthConditions(&status.Conditions, mc.Generation,
 		availableCondition,
 		d.Progressing(progressingCondition),
 		d.Degraded(degraded(memberPods, podsErr, reconcileErr), reconcileErr))

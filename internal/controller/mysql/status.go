@@ -77,6 +77,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	status.ObservedGeneration = m.Generation
 	status.Endpoint = m.Endpoint()
 	status.SecretName = m.SecretName()
+	status.DesiredReplicas = 1
 	status.ReadyReplicas = 0
 	if seen.sts != nil {
 		status.ReadyReplicas = seen.sts.Status.ReadyReplicas
@@ -85,7 +86,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	if complete {
 		status.Image = resources.Image(seen.sts)
 	}
-	reconcile.SetConditions(&status.Conditions, m.Generation,
+	reconcile.SetHealthConditions(&status.Conditions, m.Generation,
 		available(m, seen),
 		d.Progressing(progressing(m, seen, complete)),
 		d.Degraded(degraded(seen, reconcileErr), reconcileErr))

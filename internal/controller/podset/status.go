@@ -35,7 +35,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pod
 			return reconcile.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonReadFailed,
 				Message: "the pods could not be read: " + podsErr.Error()}
 		}
-		reconcile.SetConditions(&status.Conditions, ps.Generation, unknown(appsv1alpha1.ConditionAvailable),
+		reconcile.SetHealthConditions(&status.Conditions, ps.Generation, unknown(appsv1alpha1.ConditionAvailable),
 			unknown(appsv1alpha1.ConditionProgressing), unknown(appsv1alpha1.ConditionDegraded))
 		return status
 	}
@@ -54,7 +54,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pod
 	}
 	// Pods being added (a scale up, a replacement) do not take away the availability the PodSet had.
 	starting := reconcile.StartingPods(ps.Status.Conditions, active, want)
-	reconcile.SetConditions(&status.Conditions, ps.Generation,
+	reconcile.SetHealthConditions(&status.Conditions, ps.Generation,
 		available(want, c, starting),
 		d.Progressing(progressing(want, c, complete, rollingOut)),
 		d.Degraded(degraded(active, reconcileErr), reconcileErr))

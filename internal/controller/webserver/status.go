@@ -31,7 +31,7 @@ func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.D
 	if complete {
 		status.Image = ws.Spec.Image
 	}
-	reconcile.SetConditions(&status.Conditions, ws.Generation,
+	reconcile.SetHealthConditions(&status.Conditions, ws.Generation,
 		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
 		d.Progressing(reconcile.DeploymentProgressing(dep, want, complete, reconcileErr)),
 		d.Degraded(reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr), reconcileErr))

@@ -67,6 +67,6 @@ func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, seen.dbReason, seen.dbProblem
 	}
 	restoreConditions(seen, reconcileErr, &available, &progressing, &degraded)
-	reconcile.SetConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
+	reconcile.SetHealthConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
 	return status
 }

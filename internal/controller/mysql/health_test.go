@@ -1,0 +1,48 @@
+package mysql_test
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+// Argo CD and Flux judge a MySQL healthy through kstatus: it must not read as healthy while its
+// credentials Secret is missing, before the server serves or while a change restarts it.
+func TestGitOpsToolsReadTheHealthOfAMySQL(t *testing.T) {
+	ns := newNamespace(t)
+	m := createMySQL(t, ns, func(m *appsv1alpha1.MySQL) {
+		m.Spec.CredentialsSecretRef = &appsv1alpha1.SecretReference{Name: "mine"}
+	})
+	testutil.RequireHealth(t, k8s, m, status.InProgressStatus)
+	testutil.WaitForHealth(t, k8s, m, status.FailedStatus, timeout)
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: ns},
+		Data: map[string][]byte{
+			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
+		},
+	}
+	if err := k8s.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	childrenExist(t, ns, false)
+	testutil.WaitForHealth(t, k8s, m, status.InProgressStatus, timeout)
+	runServer(t, ns, "db")
+	testutil.WaitForHealth(t, k8s, m, status.CurrentStatus, timeout)
+	if got := get(t, ns, "db", &appsv1alpha1.MySQL{}); got.Status.DesiredReplicas != 1 || got.Status.ReadyReplicas != 1 {
+		t.Errorf("status desiredReplicas/readyReplicas = %d/%d, want 1/1", got.Status.DesiredReplicas, got.Status.ReadyReplicas)
+	}
+
+	patchSpec(t, ns, `{"spec":{"config":["max_connections=500"]}}`)
+	testutil.RequireHealth(t, k8s, m, status.InProgressStatus)
+	waitMySQL(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue, nil)
+	testutil.RequireHealth(t, k8s, m, status.InProgressStatus)
+	markStatefulSetReady(t, ns, "db")
+	testutil.WaitForHealth(t, k8s, m, status.CurrentStatus, timeout)
+}
