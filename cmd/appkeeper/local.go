@@ -44,7 +44,7 @@ func runLocal(args []string) int {
 	fs.BoolVar(&o.realNode, "real-node", false, "add a real node (kubelet, containerd, kube-proxy, CoreDNS on this host; root only) where pods run for real; build it with \"make node-deps node images\"")
 	fs.BoolVar(&o.noOperator, "no-operator", false, "do not run the operator in this process")
 	fs.BoolVar(&o.noCRDs, "no-crds", false, "install none of appkeeper's CRDs, for an install that brings them (helm install); implies --no-operator")
-	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Available")
+	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Ready")
 	fs.BoolVar(&o.exitWhenReady, "exit-when-ready", false, "stop everything and exit 0 once ready")
 	fs.BoolVar(&o.showSamples, "show-samples", false, "print `kubectl get appkeeper` once ready")
 	o.operator.BindFlags(fs)
@@ -190,6 +190,6 @@ func showAppkeeper(ctx context.Context, binDir, kubeconfig string) error {
 	return nil
 }
 
-// sampleTimeout bounds the wait for the samples: on simulated nodes they are Available in seconds,
+// sampleTimeout bounds the wait for the samples: on simulated nodes they are Ready in seconds,
 // on a real node once MySQL has initialised its data and WordPress has connected to it.
 const sampleTimeout = 6 * time.Minute

@@ -18,8 +18,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/operator"
 )
 
-// applySamples creates every sample and waits until each reports Available=True for its current
-// generation. With localImages, the samples run the images a real node has loaded.
+// applySamples creates every sample and waits until each reports Ready=True for its current
+// generation: serving, its rollout complete, nothing Degraded. With localImages, the samples run the images a real node has loaded.
 func applySamples(ctx context.Context, cfg *rest.Config, localImages bool) error {
 	c, err := client.New(cfg, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
@@ -48,24 +48,24 @@ func applySamples(ctx context.Context, cfg *rest.Config, localImages bool) error
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 				return false, err
 			}
-			if !isAvailable(live) {
+			if !isReady(live) {
 				waiting = append(waiting, live.GetKind()+"/"+live.GetName())
 			}
 		}
 		return len(waiting) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("samples not Available (%s): %w", strings.Join(waiting, ", "), err)
+		return fmt.Errorf("samples not Ready (%s): %w", strings.Join(waiting, ", "), err)
 	}
 	return nil
 }
 
-// isAvailable reports whether obj's Available condition is True for its current generation.
-func isAvailable(obj *unstructured.Unstructured) bool {
+// isReady reports whether obj's Ready condition is True for its current generation.
+func isReady(obj *unstructured.Unstructured) bool {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, raw := range conditions {
 		c, ok := raw.(map[string]any)
-		if !ok || c["type"] != "Available" {
+		if !ok || c["type"] != "Ready" {
 			continue
 		}
 		generation, _, _ := unstructured.NestedInt64(c, "observedGeneration")
