@@ -11,9 +11,10 @@ const (
 	ConditionDegraded = "Degraded"
 )
 
-// Condition types that summarise the three above for tools that judge health the way kstatus
-// does (Argo CD, Flux, kubectl wait): they read Ready and Stalled, not Available, Progressing and
-// Degraded. Both are derived from those three, never observed on their own.
+// Condition types that summarise the three above for tools that judge the health of any resource
+// (kstatus, on which Flux builds; kubectl wait; Argo CD health checks): they read Ready and
+// Stalled, not Available, Progressing and Degraded. Both are derived from those three, never
+// observed on their own.
 const (
 	// ConditionReady is True when the application is Available at its current spec, no rollout or
 	// scale is under way and it is not Degraded. When it is not, its reason is the one of the

@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// Health is the verdict kstatus, the library Argo CD and Flux judge health with, gives obj as the
-// API server has it now: Current, InProgress, Failed or Terminating, with kstatus's message.
+// Health is the verdict kstatus, the library Flux and the cli-utils applier judge health with,
+// gives obj as the API server has it now: Current, InProgress, Failed or Terminating, with
+// kstatus's message.
 func Health(ctx context.Context, c client.Client, obj client.Object) (*status.Result, error) {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {

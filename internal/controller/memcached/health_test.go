@@ -12,8 +12,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
-// Argo CD and Flux judge a Memcached healthy through kstatus: it must not read as healthy before
-// the members serve, during a rollout or while a member cannot run.
+// Flux, like every tool built on kstatus, judges a Memcached healthy by kstatus's verdict: it must
+// not read as healthy before the members serve, during a rollout or while a member cannot run.
 func TestGitOpsToolsReadTheHealthOfAMemcached(t *testing.T) {
 	ns := newNamespace(t)
 	mc := createMemcached(t, ns, 2, nil)

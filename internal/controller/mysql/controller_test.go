@@ -52,6 +52,20 @@ func createMySQL(t *testing.T, ns string, mutate func(*appsv1alpha1.MySQL)) *app
 	return m
 }
 
+// createCredentialsSecret creates the Secret name with both passwords, for a MySQL to reference.
+func createCredentialsSecret(t *testing.T, ns, name string) {
+	t.Helper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Data: map[string][]byte{
+			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
+		},
+	}
+	if err := k8s.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func get[T client.Object](t *testing.T, ns, name string, obj T) T {
 	t.Helper()
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {

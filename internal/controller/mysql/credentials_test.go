@@ -147,15 +147,7 @@ func TestPasswordsAreNeverRegenerated(t *testing.T) {
 func TestCredentialsSecretRef(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: ns},
-		Data: map[string][]byte{
-			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
-		},
-	}
-	if err := k8s.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	createCredentialsSecret(t, ns, "mine")
 	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) {
 		m.Spec.CredentialsSecretRef = &appsv1alpha1.SecretReference{Name: "mine"}
 	})

@@ -1,10 +1,8 @@
 package mysql_test
 
 import (
-	"context"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
@@ -12,8 +10,9 @@ import (
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
-// Argo CD and Flux judge a MySQL healthy through kstatus: it must not read as healthy while its
-// credentials Secret is missing, before the server serves or while a change restarts it.
+// Flux, like every tool built on kstatus, judges a MySQL healthy by kstatus's verdict: it must not
+// read as healthy while its credentials Secret is missing, before the server serves or while a
+// change restarts it.
 func TestGitOpsToolsReadTheHealthOfAMySQL(t *testing.T) {
 	ns := newNamespace(t)
 	m := createMySQL(t, ns, func(m *appsv1alpha1.MySQL) {
@@ -22,15 +21,7 @@ func TestGitOpsToolsReadTheHealthOfAMySQL(t *testing.T) {
 	testutil.RequireHealth(t, k8s, m, status.InProgressStatus)
 	testutil.WaitForHealth(t, k8s, m, status.FailedStatus, timeout)
 
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: ns},
-		Data: map[string][]byte{
-			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
-		},
-	}
-	if err := k8s.Create(context.Background(), secret); err != nil {
-		t.Fatal(err)
-	}
+	createCredentialsSecret(t, ns, "mine")
 	childrenExist(t, ns, false)
 	testutil.WaitForHealth(t, k8s, m, status.InProgressStatus, timeout)
 	runServer(t, ns, "db")

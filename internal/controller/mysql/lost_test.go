@@ -87,15 +87,7 @@ func TestReferencedSecretCreatedLaterIsNoticedAtOnce(t *testing.T) {
 	waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, nil)
 	time.Sleep(12 * time.Second)
 
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
-		Data: map[string][]byte{
-			appsv1alpha1.SecretKeyRootPassword: []byte("root-secret"), appsv1alpha1.SecretKeyPassword: []byte("user-secret"),
-		},
-	}
-	if err := k8s.Create(context.Background(), secret); err != nil {
-		t.Fatal(err)
-	}
+	createCredentialsSecret(t, ns, "later")
 	testutil.Eventually(t, 5*time.Second, func(ctx context.Context) error {
 		m := &appsv1alpha1.MySQL{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {

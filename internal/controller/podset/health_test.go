@@ -9,8 +9,9 @@ import (
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
-// Argo CD and Flux judge a PodSet healthy through kstatus: it must not read as healthy before its
-// pods are ready, while pods of an older template are replaced or while a pod cannot run.
+// Flux, like every tool built on kstatus, judges a PodSet healthy by kstatus's verdict: it must not
+// read as healthy before its pods are ready, while pods of an older template are replaced or while
+// a pod cannot run.
 func TestGitOpsToolsReadTheHealthOfAPodSet(t *testing.T) {
 	ns := newNamespace(t)
 	ps := newPodSet(ns, 2, goodImage)

@@ -9,8 +9,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
-// Argo CD and Flux judge a WebServer healthy through kstatus: it must not read as healthy before
-// the pods serve, during a rollout or while a pod cannot run.
+// Flux, like every tool built on kstatus, judges a WebServer healthy by kstatus's verdict: it must
+// not read as healthy before the pods serve, during a rollout or while a pod cannot run.
 func TestGitOpsToolsReadTheHealthOfAWebServer(t *testing.T) {
 	ns := newNamespace(t)
 	ws := createWebServer(t, ns, 2, "nginx:1.23.1")

@@ -12,8 +12,9 @@ import (
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
-// Argo CD and Flux judge a WordPress healthy through kstatus: it must not read as healthy while
-// its database starts, before the site serves, during a rollout or while a pod cannot run.
+// Flux, like every tool built on kstatus, judges a WordPress healthy by kstatus's verdict: it must
+// not read as healthy while its database starts, before the site serves, during a rollout or while
+// a pod cannot run.
 func TestGitOpsToolsReadTheHealthOfAWordPress(t *testing.T) {
 	ns := newNamespace(t)
 	wp := createWordPress(t, ns, nil)
