@@ -69,7 +69,7 @@ func TestWordPressWithItsOwnMySQL(t *testing.T) {
 		}
 	}
 
-	out := kubectl(t, "", "get", "-n", ns, "appkeeper")
+	out := kubectl(t, "", "get", "-n", ns, "appkeeper", "-o", "wide")
 	if !strings.Contains(out, "blog-mysql") || !strings.Contains(out, "http://blog."+ns+".svc") {
 		t.Errorf("kubectl get appkeeper:\n%s", out)
 	}
