@@ -2,10 +2,10 @@ package v1alpha1
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -299,24 +299,29 @@ func (m *MySQL) SelectorLabels() map[string]string {
 // RetainsData is true unless the spec asks for the data to go with the MySQL.
 func (m *MySQL) RetainsData() bool { return m.Spec.DeletionPolicy != DeletionPolicyDelete }
 
-// imageVersion matches the major and minor version at the start of an image tag.
-var imageVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
-
 // ImageVersion is the major and minor version an image's tag names, such as 8 and 4 for
-// mysql:8.4.6 or registry:5000/mysql:8.4-oracle; ok is false for a tag that names none (latest, a
-// digest alone).
-func ImageVersion(image string) (major, minor int, ok bool) {
-	ref, _, _ := strings.Cut(image, "@")
-	slash := strings.LastIndex(ref, "/")
-	colon := strings.LastIndex(ref, ":")
-	if colon <= slash {
+// mysql:8.4.6 or registry:5000/mysql:8.4-oracle; ok is false for an image that is no valid
+// reference, or whose tag names no major.minor version (latest, 8, a digest alone).
+func ImageVersion(image string) (major, minor uint64, ok bool) {
+	ref, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
 		return 0, 0, false
 	}
-	m := imageVersion.FindStringSubmatch(ref[colon+1:])
-	if m == nil {
+	tagged, isTagged := ref.(reference.Tagged)
+	if !isTagged {
 		return 0, 0, false
 	}
-	major, err1 := strconv.Atoi(m[1])
-	minor, err2 := strconv.Atoi(m[2])
-	return major, minor, err1 == nil && err2 == nil
+	version, err := semver.NewVersion(tagged.Tag())
+	if err != nil || !namesMinor(tagged.Tag()) {
+		return 0, 0, false
+	}
+	return version.Major(), version.Minor(), true
+}
+
+// namesMinor tells whether a version tag names its minor version. semver reads the tag 8 as 8.0.0,
+// but that tag follows the newest 8.x release, whose minor nothing here knows.
+func namesMinor(tag string) bool {
+	core, _, _ := strings.Cut(tag, "-")
+	core, _, _ = strings.Cut(core, "+")
+	return strings.Contains(core, ".")
 }
