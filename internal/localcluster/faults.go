@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
@@ -30,13 +31,14 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		return 0, fmt.Errorf("killing kube-apiserver: %w", err)
 	}
-	for len(c.apiServerProcesses()) > 0 {
-		if time.Since(killed) > stopGrace {
-			return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
-		}
-		if err := sleepCtx(ctx, pollInterval); err != nil {
-			return 0, err
-		}
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, stopGrace, true, func(context.Context) (bool, error) {
+		return len(c.apiServerProcesses()) == 0, nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case err != nil:
+		return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
 	}
 	for attempt := 1; ; attempt++ {
 		err := c.startAPIServerAgain(ctx, args)
