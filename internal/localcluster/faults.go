@@ -40,20 +40,27 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
 	case err != nil:
 		return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
 	}
-	for attempt := 1; ; attempt++ {
-		err := c.startAPIServerAgain(ctx, args)
-		if err == nil {
-			return time.Since(killed), nil
-		}
-		// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as
-		// its own port, or connect to itself on it, until it gives up. Then a new start binds.
-		if c.apiServer == nil || c.apiServer.exited() == nil || attempt == apiServerStartAttempts {
-			return 0, err
-		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-			return 0, err
-		}
+	// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as its
+	// own port, or connect to itself on it, until it gives up. Then a new start binds.
+	var startErr error
+	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 200 * time.Millisecond, Steps: apiServerStartAttempts},
+		func(ctx context.Context) (bool, error) {
+			startErr = c.startAPIServerAgain(ctx, args)
+			exitedAtOnce := c.apiServer != nil && c.apiServer.exited() != nil
+			if startErr != nil && !exitedAtOnce {
+				return false, startErr
+			}
+			return startErr == nil, nil
+		})
+	switch {
+	case err == nil:
+		return time.Since(killed), nil
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case startErr != nil:
+		return 0, startErr
 	}
+	return 0, err
 }
 
 // apiServerStartAttempts bounds the starts of kube-apiserver that exit at once.
