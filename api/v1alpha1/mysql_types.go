@@ -2,10 +2,10 @@ package v1alpha1
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
+	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +75,8 @@ type MySQLSpec struct {
 	// guard could not check it, and the recorded version stays, so a later older version is still
 	// refused. Defaults to mysql:8.4.6.
 	// +kubebuilder:default="mysql:8.4.6"
-	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as mysql:8.4.6 or registry:5000/team/mysql:8.4.6: [registry[:port]/]name[:tag][@digest], the name in lowercase"
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -299,24 +300,29 @@ func (m *MySQL) SelectorLabels() map[string]string {
 // RetainsData is true unless the spec asks for the data to go with the MySQL.
 func (m *MySQL) RetainsData() bool { return m.Spec.DeletionPolicy != DeletionPolicyDelete }
 
-// imageVersion matches the major and minor version at the start of an image tag.
-var imageVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
-
 // ImageVersion is the major and minor version an image's tag names, such as 8 and 4 for
-// mysql:8.4.6 or registry:5000/mysql:8.4-oracle; ok is false for a tag that names none (latest, a
-// digest alone).
-func ImageVersion(image string) (major, minor int, ok bool) {
-	ref, _, _ := strings.Cut(image, "@")
-	slash := strings.LastIndex(ref, "/")
-	colon := strings.LastIndex(ref, ":")
-	if colon <= slash {
+// mysql:8.4.6 or registry:5000/mysql:8.4-oracle; ok is false for an image that is no valid
+// reference, or whose tag names no major.minor version (latest, 8, a digest alone).
+func ImageVersion(image string) (major, minor uint64, ok bool) {
+	ref, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
 		return 0, 0, false
 	}
-	m := imageVersion.FindStringSubmatch(ref[colon+1:])
-	if m == nil {
+	tagged, isTagged := ref.(reference.Tagged)
+	if !isTagged {
 		return 0, 0, false
 	}
-	major, err1 := strconv.Atoi(m[1])
-	minor, err2 := strconv.Atoi(m[2])
-	return major, minor, err1 == nil && err2 == nil
+	version, err := semver.NewVersion(tagged.Tag())
+	if err != nil || !namesMinor(tagged.Tag()) {
+		return 0, 0, false
+	}
+	return version.Major(), version.Minor(), true
+}
+
+// namesMinor tells whether a version tag names its minor version. semver reads the tag 8 as 8.0.0,
+// but that tag follows the newest 8.x release, whose minor nothing here knows.
+func namesMinor(tag string) bool {
+	core, _, _ := strings.Cut(tag, "-")
+	core, _, _ = strings.Cut(core, "+")
+	return strings.Contains(core, ".")
 }

@@ -53,7 +53,8 @@ type WebServerSpec struct {
 
 	// Image is the nginx container image. Defaults to nginxinc/nginx-unprivileged:1.27.4-alpine.
 	// +kubebuilder:default="nginxinc/nginx-unprivileged:1.27.4-alpine"
-	// +kubebuilder:validation:XValidation:rule="self.size() > 0 && !self.matches('[[:space:]]')",message="spec.image must be a non-empty image reference without spaces"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as nginx:1.27.4 or registry:5000/team/nginx:1.27.4: [registry[:port]/]name[:tag][@digest], the name in lowercase"
 	// +optional
 	Image string `json:"image,omitempty"`
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -94,12 +95,10 @@ func (c *controlPlane) killAPIServer(t *testing.T) {
 		return
 	}
 	// envtest waits for the process it started, which reaps it.
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(c.pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("kube-apiserver %d still there 10 s after SIGKILL", c.pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(c.pid, 0) != nil, nil
+	}) != nil {
+		t.Fatalf("kube-apiserver %d still there 10 s after SIGKILL", c.pid)
 	}
 }
 
@@ -132,21 +131,15 @@ func (c *controlPlane) waitReady(t *testing.T) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for {
-		probe, cancelProbe := context.WithTimeout(ctx, 300*time.Millisecond)
-		err := clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(probe).Error()
-		cancelProbe()
-		if err == nil {
-			return time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("kube-apiserver not ready within a minute of its start: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
+	if wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		err = clientset.Discovery().RESTClient().Get().AbsPath("/readyz").Do(probe).Error()
+		return err == nil, nil
+	}) != nil {
+		t.Fatalf("kube-apiserver not ready within a minute of its start: %v", err)
 	}
+	return time.Now()
 }
 
 // stop stops the kube-apiserver this test started, if any: SIGTERM, then SIGKILL after 10 s.

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestDumpWhileWriting backs up a server that keeps committing transfers between accounts during
@@ -108,16 +111,19 @@ func startTransfers(t *testing.T, db *sql.DB) *transfers {
 // waitFor waits until n transfers were committed.
 func (w *transfers) waitFor(t *testing.T, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for w.count.Load() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d transfers were committed in 30s", w.count.Load())
-		}
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-w.errs:
-			t.Fatalf("a writer stopped: %v", err)
-		case <-time.After(5 * time.Millisecond):
+			return false, fmt.Errorf("a writer stopped: %w", err)
+		default:
+			return w.count.Load() >= n, nil
 		}
+	})
+	switch {
+	case wait.Interrupted(err):
+		t.Fatalf("only %d transfers were committed in 30s", w.count.Load())
+	case err != nil:
+		t.Fatal(err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Connection is how a subcommand reaches a server.
@@ -60,21 +61,17 @@ func (c Connection) connect(ctx context.Context) (*sql.DB, error) {
 // waitFor connects to a server that may still be starting, such as a restored one loading its
 // data, until timeout. A refused login ends the wait: it will not pass by waiting.
 func (c Connection) waitFor(ctx context.Context, timeout time.Duration) (*sql.DB, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		attempt, cancelAttempt := context.WithTimeout(ctx, 15*time.Second)
-		db, err := c.connect(attempt)
-		cancelAttempt()
-		if err == nil || isLoginRefused(err) {
-			return db, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("the server did not accept connections within %s: %w", timeout, err)
-		case <-time.After(time.Second):
-		}
+	var db *sql.DB
+	var err error
+	if wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		attempt, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		db, err = c.connect(attempt)
+		return err == nil || isLoginRefused(err), nil
+	}) != nil {
+		return nil, fmt.Errorf("the server did not accept connections within %s: %w", timeout, err)
 	}
+	return db, err
 }
 
 // MySQL error numbers the messages name.

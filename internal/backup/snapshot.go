@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // systemDatabases are the server's own: a restore starts a new server with its own, and the
@@ -94,10 +95,10 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 // the lock is released. A report or a batch running for minutes would stall the application for
 // as long, so the dump waits for it to end, or gives up.
 func waitForLongStatements(ctx context.Context, conn *sql.Conn, long, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		var id, seconds int64
-		var info string
+	var id, seconds int64
+	var info string
+	// The query runs on ctx: one in flight at the deadline still names the statement.
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(context.Context) (bool, error) {
 		err := conn.QueryRowContext(ctx, `SELECT ID, TIME, LEFT(COALESCE(INFO, ''), 100)
 			FROM information_schema.PROCESSLIST
 			WHERE ID <> CONNECTION_ID() AND INFO IS NOT NULL AND TIME >= ?
@@ -105,21 +106,18 @@ func waitForLongStatements(ctx context.Context, conn *sql.Conn, long, timeout ti
 			AND USER NOT IN ('system user', 'event_scheduler')
 			ORDER BY TIME DESC LIMIT 1`, int64(long/time.Second)).Scan(&id, &seconds, &info)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			return true, nil
 		}
 		if err != nil {
-			return fmt.Errorf("cannot list the running statements: %w", err)
+			return false, fmt.Errorf("cannot list the running statements: %w", err)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("statement %d has been running for %ds (%q): the global read lock would stall every query on its tables until it ends, so the backup gives up",
-				id, seconds, info)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return false, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("statement %d has been running for %ds (%q): the global read lock would stall every query on its tables until it ends, so the backup gives up",
+			id, seconds, info)
 	}
+	return err
 }
 
 // lock takes the global read lock within timeout. While FLUSH TABLES WITH READ LOCK waits (for

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/distribution/reference"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chartutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -37,9 +38,9 @@ func Build(dir, image string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, tag, digest := splitImage(image)
-	if name == "" {
-		return nil, fmt.Errorf("image %q has no name", image)
+	name, tag, digest, err := splitImage(image)
+	if err != nil {
+		return nil, err
 	}
 	// An overlay in a scratch directory sets the image, so that config/ stays untouched.
 	overlay, err := os.MkdirTemp("", "appkeeper-installer-")
@@ -76,13 +77,24 @@ func Build(dir, image string) ([]byte, error) {
 	return resources.AsYaml()
 }
 
-// splitImage splits "registry:5000/repo/name:tag@sha256:…" into name, tag and digest.
-func splitImage(image string) (name, tag, digest string) {
-	name, digest, _ = strings.Cut(image, "@")
-	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
-		name, tag = name[:i], name[i+1:]
+// splitImage splits "registry:5000/repo/name:tag@sha256:…" into name, tag and digest. The name
+// stays as given (no docker.io/library/ added): kustomize writes it into the manifests.
+func splitImage(image string) (name, tag, digest string, err error) {
+	ref, err := reference.Parse(image)
+	if err != nil {
+		return "", "", "", fmt.Errorf("image %q: %w", image, err)
 	}
-	return name, tag, digest
+	named, ok := ref.(reference.Named)
+	if !ok {
+		return "", "", "", fmt.Errorf("image %q has no name", image)
+	}
+	if tagged, ok := ref.(reference.Tagged); ok {
+		tag = tagged.Tag()
+	}
+	if digested, ok := ref.(reference.Digested); ok {
+		digest = digested.Digest().String()
+	}
+	return named.Name(), tag, digest, nil
 }
 
 // RenderChart renders the Helm chart in dir as `helm install appkeeper dir --namespace namespace`

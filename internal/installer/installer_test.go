@@ -1,13 +1,17 @@
 package installer
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/distribution/reference"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
@@ -23,15 +27,25 @@ const (
 )
 
 func TestSplitImage(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("0a", 32)
 	for _, tc := range []struct{ image, name, tag, digest string }{
 		{"appkeeper", "appkeeper", "", ""},
 		{"ghcr.io/appkeeper/appkeeper:v0.1.0", "ghcr.io/appkeeper/appkeeper", "v0.1.0", ""},
 		{"localhost:5000/appkeeper", "localhost:5000/appkeeper", "", ""},
-		{"localhost:5000/appkeeper:dev@sha256:abc", "localhost:5000/appkeeper", "dev", "sha256:abc"},
+		{"localhost:5000/appkeeper:dev@" + digest, "localhost:5000/appkeeper", "dev", digest},
+		{"appkeeper@" + digest, "appkeeper", "", digest},
 	} {
-		name, tag, digest := splitImage(tc.image)
-		if name != tc.name || tag != tc.tag || digest != tc.digest {
-			t.Errorf("splitImage(%q) = %q, %q, %q; want %q, %q, %q", tc.image, name, tag, digest, tc.name, tc.tag, tc.digest)
+		name, tag, digest, err := splitImage(tc.image)
+		if err != nil || name != tc.name || tag != tc.tag || digest != tc.digest {
+			t.Errorf("splitImage(%q) = %q, %q, %q, %v; want %q, %q, %q", tc.image, name, tag, digest, err, tc.name, tc.tag, tc.digest)
+		}
+	}
+}
+
+func TestBuildRefusesAnImageThatIsNoReference(t *testing.T) {
+	for _, image := range []string{"", "Appkeeper:v1", "appkeeper:v1:v2", "appkeeper@sha256:0a"} {
+		if _, err := Build(configDir, image); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("image %q", image)) {
+			t.Errorf("Build(%q) = %v, want an error naming the image", image, err)
 		}
 	}
 }
@@ -316,15 +330,46 @@ func TestChartValuesSchema(t *testing.T) {
 		{map[string]any{"serviceMonitor": map[string]any{"interval": "soon"}}, "serviceMonitor/interval"},
 		{map[string]any{"serviceMonitor": map[string]any{"tlsConfig": map[string]any{}}}, "tlsConfig"},
 		{map[string]any{"podMonitor": map[string]any{"enabled": true}}, "podMonitor"},
+		{map[string]any{"image": map[string]any{"repository": "registry:5000/Team/appkeeper"}}, "repository"},
+		{map[string]any{"image": map[string]any{"repository": "appkeeper:v1"}}, "repository"},
 	} {
 		_, err := RenderChart(chartDir, namespace, tt.values)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("values %v: error %v, want one naming %s", tt.values, err, tt.want)
 		}
 	}
-	for _, values := range []map[string]any{{"logLevel": 3}, {"logLevel": "debug"}, {"replicas": 0}} {
+	for _, values := range []map[string]any{{"logLevel": 3}, {"logLevel": "debug"}, {"replicas": 0},
+		{"image": map[string]any{"repository": "[fd00::1]:5000/team/appkeeper", "tag": "v1.2.3-rc.1"}}} {
 		if _, err := RenderChart(chartDir, namespace, values); err != nil {
 			t.Errorf("values %v: %v", values, err)
 		}
+	}
+}
+
+// The chart's image values are the parts of an image reference: the same grammar as the library
+// that splits the installer's image, so that what the schema admits the kubelet can pull.
+func TestChartImageSchemaIsTheReferenceGrammar(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Image struct {
+				Properties struct {
+					Repository, Tag struct{ Pattern string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	image := schema.Properties.Image.Properties
+	if want := "^" + reference.NameRegexp.String() + "$"; image.Repository.Pattern != want {
+		t.Errorf("image.repository pattern = %s, want %s", image.Repository.Pattern, want)
+	}
+	if want := "^(" + reference.TagRegexp.String() + ")?$"; image.Tag.Pattern != want {
+		t.Errorf("image.tag pattern = %s, want %s", image.Tag.Pattern, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 )
 
@@ -30,28 +31,36 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) (time.Duration, error) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		return 0, fmt.Errorf("killing kube-apiserver: %w", err)
 	}
-	for len(c.apiServerProcesses()) > 0 {
-		if time.Since(killed) > stopGrace {
-			return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
-		}
-		if err := sleepCtx(ctx, pollInterval); err != nil {
-			return 0, err
-		}
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, stopGrace, true, func(context.Context) (bool, error) {
+		return len(c.apiServerProcesses()) == 0, nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case err != nil:
+		return 0, fmt.Errorf("kube-apiserver %d did not exit after SIGKILL", pids[0])
 	}
-	for attempt := 1; ; attempt++ {
-		err := c.startAPIServerAgain(ctx, args)
-		if err == nil {
-			return time.Since(killed), nil
-		}
-		// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as
-		// its own port, or connect to itself on it, until it gives up. Then a new start binds.
-		if c.apiServer == nil || c.apiServer.exited() == nil || attempt == apiServerStartAttempts {
-			return 0, err
-		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-			return 0, err
-		}
+	// Its port is in the ephemeral range: a client reconnecting meanwhile can be given it as its
+	// own port, or connect to itself on it, until it gives up. Then a new start binds.
+	var startErr error
+	err = wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 200 * time.Millisecond, Steps: apiServerStartAttempts},
+		func(ctx context.Context) (bool, error) {
+			startErr = c.startAPIServerAgain(ctx, args)
+			exitedAtOnce := c.apiServer != nil && c.apiServer.exited() != nil
+			if startErr != nil && !exitedAtOnce {
+				return false, startErr
+			}
+			return startErr == nil, nil
+		})
+	switch {
+	case err == nil:
+		return time.Since(killed), nil
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case startErr != nil:
+		return 0, startErr
 	}
+	return 0, err
 }
 
 // apiServerStartAttempts bounds the starts of kube-apiserver that exit at once.

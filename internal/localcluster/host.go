@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // hostStateDir keeps what the real node must put back: tmpfs, so that it goes with a reboot, which
@@ -373,11 +375,11 @@ func removeAll(path string) error {
 	}
 	// The shims and containers just killed may still be letting go of their bundles.
 	var err error
-	for range 20 {
-		if err = os.RemoveAll(path); err == nil {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if wait.ExponentialBackoff(wait.Backoff{Duration: 100 * time.Millisecond, Steps: 20}, func() (bool, error) {
+		err = os.RemoveAll(path)
+		return err == nil, nil
+	}) == nil {
+		return nil
 	}
 	return fmt.Errorf("removing %s: %w", path, err)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -150,14 +151,14 @@ func bindClaim(ctx context.Context, t *testing.T, cl client.Client) {
 
 func eventually(ctx context.Context, t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after 30s", what)
-		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return ok(), nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		t.Fatal(ctx.Err())
+	case err != nil:
+		t.Fatalf("no %s after 30s", what)
 	}
 }
 

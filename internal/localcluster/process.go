@@ -2,6 +2,7 @@ package localcluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // child is a component process started by this package, logging to its own file.
@@ -184,13 +187,15 @@ func (c *Cluster) killEnvtestProcesses() error {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(stopGrace)
-	for len(pids) > 0 {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("processes %v of the local cluster in %s did not exit", pids, c.Dir)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if len(pids) == 0 {
+		return nil
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, stopGrace, false, func(context.Context) (bool, error) {
 		pids = c.envtestProcesses()
+		return len(pids) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("processes %v of the local cluster in %s did not exit", pids, c.Dir)
 	}
 	return nil
 }

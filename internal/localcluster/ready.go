@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -89,27 +90,30 @@ func (c *Cluster) waitReady(ctx context.Context, crds []*apiextensionsv1.CustomR
 // after readyTimeout with the last reason and the log to read.
 func (c *Cluster) waitFor(ctx context.Context, what, logPath string, check func(context.Context) error) error {
 	began := time.Now()
-	deadline := began.Add(readyTimeout)
-	for {
+	var last error
+	// Each check runs for up to 5 s of its own, so that the last one gives its reason, not the
+	// wait's deadline.
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(context.Context) (bool, error) {
 		for _, ch := range c.allChildren() {
 			if err := ch.exited(); err != nil {
-				return err
+				return false, err
 			}
 		}
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		last := check(callCtx)
-		cancel()
-		if last == nil {
-			c.log.V(1).Info("waited", "for", what, "took", time.Since(began).Round(time.Millisecond))
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("waiting for %s: gave up after %s (%w): see %s", what, readyTimeout, last, logPath)
-		}
-		if err := sleepCtx(ctx, pollInterval); err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
+		defer cancel()
+		last = check(callCtx)
+		return last == nil, nil
+	})
+	switch {
+	case err == nil:
+		c.log.V(1).Info("waited", "for", what, "took", time.Since(began).Round(time.Millisecond))
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+	case wait.Interrupted(err):
+		return fmt.Errorf("waiting for %s: gave up after %s (%w): see %s", what, readyTimeout, last, logPath)
 	}
+	return err
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -318,16 +319,13 @@ func (n *realNode) killProcesses() {
 			_ = ch.stop(stopGrace)
 		}
 	}
-	for range 50 {
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		pids := append(cgroupProcesses("kubepods"), n.shims()...)
-		if len(pids) == 0 {
-			break
-		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(pids) == 0, nil
+	})
 	_ = stopChildren(n.children)
 }
 

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 )
 
@@ -122,22 +124,21 @@ func launch(o Options, logFile *os.File) (*Process, error) {
 // waitReady returns once the metrics answer and, unless the process is a standby, its own part of
 // the log tells that every controller has started.
 func (p *Process) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(startTimeout)
-	for {
-		_, err := p.Metrics(ctx)
-		if err == nil && (p.opts.Standby || controllersStarted(p.opts.LogPath, p.logOffset)) {
-			return nil
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, startTimeout, true, func(ctx context.Context) (bool, error) {
+		if _, err := p.Metrics(ctx); err == nil && (p.opts.Standby || controllersStarted(p.opts.LogPath, p.logOffset)) {
+			return true, nil
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("the operator exited while starting: see %s", p.opts.LogPath)
+			return false, fmt.Errorf("the operator exited while starting: see %s", p.opts.LogPath)
 		default:
+			return false, nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("the operator's metrics or controllers did not come up: see %s", p.opts.LogPath)
-		}
-		time.Sleep(100 * time.Millisecond)
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("the operator's metrics or controllers did not come up: see %s", p.opts.LogPath)
 	}
+	return err
 }
 
 var controllerField = regexp.MustCompile(`"controller":"([^"]+)"`)

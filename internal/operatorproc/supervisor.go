@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Supervisor keeps the operator running as a Deployment's kubelet does: when the process exits,
@@ -127,16 +129,14 @@ func (s *Supervisor) Kill(ctx context.Context) bool {
 // WaitReady returns once a run is up as Start waits for it: its metrics answer and, unless it is a
 // standby, its controllers have started. A run that ends meanwhile is waited for in the next.
 func (s *Supervisor) WaitReady(ctx context.Context) error {
-	for {
-		if p := s.Current(); p != nil && p.waitReady(ctx) == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the operator to run again: %w: see %s", ctx.Err(), s.opts.LogPath)
-		case <-time.After(100 * time.Millisecond):
-		}
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		p := s.Current()
+		return p != nil && p.waitReady(ctx) == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the operator to run again: %w: see %s", err, s.opts.LogPath)
 	}
+	return nil
 }
 
 // Metrics adds up the counters of every run so far, the running one read now (or last read, if

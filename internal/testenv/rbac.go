@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -120,25 +121,23 @@ func installRBAC(ctx context.Context, admin client.Client, root string) (service
 }
 
 func waitAllowed(ctx context.Context, admin client.Client, sa serviceAccount, attributes authorizationv1.ResourceAttributes) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	var review *authorizationv1.SubjectAccessReview
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		review = &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:               sa.userName(),
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + sa.namespace},
 			ResourceAttributes: &attributes,
 		}}
 		if err := admin.Create(ctx, review); err != nil {
-			return err
+			return false, err
 		}
-		if review.Status.Allowed {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s is not allowed to %s %s after installing config/rbac: %s",
-				sa.userName(), attributes.Verb, attributes.Resource, review.Status.Reason)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return review.Status.Allowed, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("%s is not allowed to %s %s after installing config/rbac: %s",
+			sa.userName(), attributes.Verb, attributes.Resource, review.Status.Reason)
 	}
+	return err
 }
 
 // forbiddenLog records every request of the operator that the API server refused for want of

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // MariaDB programs, found on the PATH.
@@ -136,20 +137,15 @@ func (m *MariaDB) waitFor(ctx context.Context, password string, timeout time.Dur
 		return nil, err
 	}
 	db := sql.OpenDB(connector)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		err := db.PingContext(ctx)
-		if err == nil {
-			return db, nil
-		}
-		select {
-		case <-ctx.Done():
-			_ = db.Close()
-			return nil, fmt.Errorf("root could not log in within %s: %w", timeout, err)
-		case <-time.After(200 * time.Millisecond):
-		}
+	var last error
+	if wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = db.PingContext(ctx)
+		return last == nil, nil
+	}) != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("root could not log in within %s: %w", timeout, last)
 	}
+	return db, nil
 }
 
 // Pid is the server's process id.

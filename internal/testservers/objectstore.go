@@ -15,6 +15,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // VersityGW is versitygw as `make test-deps` builds it, relative to the repository's root.
@@ -90,20 +91,17 @@ func StartObjectStore(ctx context.Context, o ObjectStoreOptions) (_ *ObjectStore
 
 // makeBucket creates the bucket once versitygw answers, within timeout.
 func (s *ObjectStore) makeBucket(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	var err error
+	if wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.Client.MakeBucket(attempt, s.Bucket, minio.MakeBucketOptions{Region: s.Region})
-		cancel()
+		defer cancel()
+		err = s.Client.MakeBucket(attempt, s.Bucket, minio.MakeBucketOptions{Region: s.Region})
 		// An attempt cut short may have created it.
-		if err == nil || minio.ToErrorResponse(err).Code == "BucketAlreadyOwnedByYou" {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("versitygw did not create the bucket: %w\n%s", err, s.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil || minio.ToErrorResponse(err).Code == "BucketAlreadyOwnedByYou", nil
+	}) != nil {
+		return fmt.Errorf("versitygw did not create the bucket: %w\n%s", err, s.log.String())
 	}
+	return nil
 }
 
 // Pid is versitygw's process id.

@@ -18,8 +18,11 @@ type InvalidSpec struct {
 // InvalidSpecs are the bad inputs of every kind, each with the field its error must name.
 var InvalidSpecs = []InvalidSpec{
 	{"negative replicas", "WebServer", map[string]any{"replicas": -1}, "spec.replicas"},
-	{"empty image", "WebServer", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
-	{"image with spaces", "WebServer", map[string]any{"image": "nginx 1.23"}, "spec.image must be a non-empty image reference without spaces"},
+	{"empty image", "WebServer", map[string]any{"image": ""}, imageRefused},
+	{"image with spaces", "WebServer", map[string]any{"image": "nginx 1.23"}, imageRefused},
+	{"image with a capital in its name", "WebServer", map[string]any{"image": "Nginx:1.27"}, imageRefused},
+	{"image with two tags", "WebServer", map[string]any{"image": "nginx:1.27:2"}, imageRefused},
+	{"image too long", "WebServer", map[string]any{"image": "nginx:" + strings.Repeat("1", 1024)}, "spec.image: Too long"},
 	{"port zero", "WebServer", map[string]any{"port": 0}, "spec.port"},
 	{"port too high", "WebServer", map[string]any{"port": 65536}, "spec.port"},
 	{"nodePort with ClusterIP", "WebServer", map[string]any{"service": map[string]any{"type": "ClusterIP", "nodePort": 30080}}, "spec.service.nodePort is only allowed when spec.service.type is NodePort or LoadBalancer"},
@@ -28,7 +31,7 @@ var InvalidSpecs = []InvalidSpec{
 	{"unknown service type", "WebServer", map[string]any{"service": map[string]any{"type": "ExternalName"}}, "spec.service.type"},
 	{"negative size", "Memcached", map[string]any{"size": -1}, "spec.size"},
 	{"size above 256", "Memcached", map[string]any{"size": 257}, "spec.size"},
-	{"memcached empty image", "Memcached", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
+	{"memcached empty image", "Memcached", map[string]any{"image": ""}, imageRefused},
 	{"memcached port zero", "Memcached", map[string]any{"port": 0}, "spec.port"},
 	{"memcached port too high", "Memcached", map[string]any{"port": 65536}, "spec.port"},
 	{"maxConnections too low for memcached to start", "Memcached", map[string]any{"maxConnections": 10}, "spec.maxConnections"},
@@ -45,8 +48,11 @@ var InvalidSpecs = []InvalidSpec{
 	}}}), "spec.template.spec.activeDeadlineSeconds must not be set"},
 	{"podset without containers", "PodSet", map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{}}}},
 		"spec.template.spec.containers must list at least one container"},
-	{"mysql empty image", "MySQL", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
-	{"mysql image with spaces", "MySQL", map[string]any{"image": "mysql 8.4"}, "spec.image must be a non-empty image reference without spaces"},
+	{"mysql empty image", "MySQL", map[string]any{"image": ""}, imageRefused},
+	{"mysql image with spaces", "MySQL", map[string]any{"image": "mysql 8.4"}, imageRefused},
+	{"mysql image with an empty tag", "MySQL", map[string]any{"image": "mysql:"}, imageRefused},
+	{"mysql image with a short digest", "MySQL", map[string]any{"image": "mysql:8.4@sha256:0123"}, imageRefused},
+	{"mysql image with a capital in its name", "MySQL", map[string]any{"image": "registry:5000/MySQL:8.4"}, imageRefused},
 	{"mysql database name with a dash", "MySQL", map[string]any{"database": "my-db"}, "spec.database"},
 	{"mysql database name too long", "MySQL", map[string]any{"database": strings.Repeat("d", 65)}, "spec.database"},
 	{"mysql user name with a space", "MySQL", map[string]any{"user": "web user"}, "spec.user"},
@@ -75,8 +81,8 @@ var InvalidSpecs = []InvalidSpec{
 	{"mysql negative storage", "MySQL", map[string]any{"storage": map[string]any{"size": "-1Gi"}}, "spec.storage.size must be above zero"},
 	{"mysql unknown deletionPolicy", "MySQL", map[string]any{"deletionPolicy": "Keep"}, "spec.deletionPolicy"},
 	{"mysql credentialsSecretRef without a name", "MySQL", map[string]any{"credentialsSecretRef": map[string]any{"name": ""}}, "spec.credentialsSecretRef.name"},
-	{"wordpress empty image", "WordPress", map[string]any{"image": ""}, "spec.image must be a non-empty image reference without spaces"},
-	{"wordpress image with spaces", "WordPress", map[string]any{"image": "wordpress 6.8"}, "spec.image must be a non-empty image reference without spaces"},
+	{"wordpress empty image", "WordPress", map[string]any{"image": ""}, imageRefused},
+	{"wordpress image with spaces", "WordPress", map[string]any{"image": "wordpress 6.8"}, imageRefused},
 	{"wordpress negative replicas", "WordPress", map[string]any{"replicas": -1}, "spec.replicas"},
 	{"wordpress two replicas on a ReadWriteOnce volume", "WordPress", map[string]any{"replicas": 2},
 		"spec.storage.accessModes must include ReadWriteMany when spec.replicas is above 1"},
@@ -127,6 +133,9 @@ var InvalidSpecs = []InvalidSpec{
 		"restore": map[string]any{"backupName": "monday"}}, "spec.restore needs the site's own MySQL (spec.database.mysql)"},
 	{"wordpress restore without a restore point", "WordPress", map[string]any{"restore": map[string]any{"backupName": ""}}, "spec.restore.backupName"},
 }
+
+// imageRefused is the message of a spec.image that is no image reference.
+const imageRefused = "spec.image must be an image reference such as"
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
 // the operator.

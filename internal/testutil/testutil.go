@@ -10,24 +10,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Eventually retries check every 25 ms until it returns nil, failing the test with the last error
 // after timeout.
 func Eventually(t testing.TB, timeout time.Duration, check func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	var err error
-	for {
-		if err = check(ctx); err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("not reached within %s: %v", timeout, err)
-		case <-time.After(25 * time.Millisecond):
-		}
+	if wait.PollUntilContextTimeout(context.Background(), 25*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err = check(ctx)
+		return err == nil, nil
+	}) != nil {
+		t.Fatalf("not reached within %s: %v", timeout, err)
 	}
 }
 

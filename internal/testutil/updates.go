@@ -1,5 +1,7 @@
 package testutil
 
+import "strings"
+
 // Update is a spec of kind the API server accepts at creation, then a JSON merge patch of that
 // spec (nil removes a field) and, when the update must be refused, a part of the message.
 type Update struct {
@@ -76,6 +78,8 @@ var InvalidUpdates = []Update{
 // ValidUpdates are updates the API server must accept, next to the refused ones.
 var ValidUpdates = []Update{
 	{"webserver image and replicas", "WebServer", map[string]any{}, map[string]any{"image": "nginx:1.27", "replicas": 3}, ""},
+	{"webserver image from a registry on an IPv6 address, by digest", "WebServer", map[string]any{},
+		map[string]any{"image": "[fd00::1]:5000/team/nginx@sha256:" + strings.Repeat("0a", 32)}, ""},
 	{"memcached size, image and memory", "Memcached", map[string]any{},
 		map[string]any{"size": 3, "image": "memcached:1.6.39-alpine", "memoryMB": 128}, ""},
 	{"podset image, with restartPolicy Always", "PodSet", podSetSpec(nil), map[string]any{"template": map[string]any{"spec": map[string]any{
@@ -87,6 +91,9 @@ var ValidUpdates = []Update{
 			"max_connections=200", "innodb_buffer_pool_size=256M", "character-set-server=utf8mb4", "userstat=1",
 			"port_open_timeout=10", "skip-log-bin", "  log_error_verbosity = 2", "# a comment",
 		}}, ""},
+	{"mysql image from a registry with a port, by tag and digest", "MySQL", map[string]any{},
+		map[string]any{"image": "registry.local:5000/db/mysql:8.4.6-oracle@sha256:" + strings.Repeat("0a", 32)}, ""},
+	{"mysql image of another server", "MySQL", map[string]any{}, map[string]any{"image": "mariadb:11.4"}, ""},
 	{"mysql backups added, changed and removed", "MySQL", map[string]any{},
 		map[string]any{"backup": map[string]any{"schedule": "0 2 * * *", "timeZone": "Europe/Paris", "verify": true,
 			"storage":   map[string]any{"volume": map[string]any{"claimName": "backups", "path": "db/"}},

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -333,19 +334,19 @@ func waitQuiet(ctx context.Context, op *operatorproc.Process, quiet, timeout tim
 	if err != nil {
 		return err
 	}
-	since, deadline := time.Now(), time.Now().Add(timeout)
-	for time.Since(since) < quiet {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the operator was still busy after %s", timeout)
-		}
-		time.Sleep(250 * time.Millisecond)
+	since := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, false, func(context.Context) (bool, error) {
 		now, err := op.Metrics(ctx)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if now.Reconciles != last.Reconciles || now.Writes() != last.Writes() {
 			last, since = now, time.Now()
 		}
+		return time.Since(since) >= quiet, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the operator was still busy after %s", timeout)
 	}
-	return nil
+	return err
 }

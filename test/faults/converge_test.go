@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -213,17 +214,14 @@ func waitConverged(t *testing.T, ns string) time.Duration {
 // after convergeTimeout.
 func waitFor(t *testing.T, what string, check func(context.Context) error) {
 	t.Helper()
-	deadline := time.Now().Add(convergeTimeout)
-	for {
+	var err error
+	if wait.PollUntilContextTimeout(context.Background(), pollInterval, convergeTimeout, true, func(context.Context) (bool, error) {
+		// Each check has 10 s of its own, so that the last one gives its reason, not the deadline.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := check(ctx)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after %s: %v", what, convergeTimeout, err)
-		}
-		time.Sleep(pollInterval)
+		defer cancel()
+		err = check(ctx)
+		return err == nil, nil
+	}) != nil {
+		t.Fatalf("waiting for %s: gave up after %s: %v", what, convergeTimeout, err)
 	}
 }

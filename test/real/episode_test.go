@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -182,11 +183,13 @@ func failedOutput(ns, pod, container string) string {
 		out, err := runKubectl("", "logs", "-n", ns, pod, "-c", container, "--tail=3", "--previous="+strconv.FormatBool(previous))
 		return strings.TrimSpace(out), err
 	}
-	for range 15 {
-		if out, err := logs(true); err == nil && out != "" {
-			return out
-		}
-		time.Sleep(200 * time.Millisecond)
+	var previous string
+	if wait.ExponentialBackoff(wait.Backoff{Duration: 200 * time.Millisecond, Steps: 15}, func() (bool, error) {
+		out, err := logs(true)
+		previous = out
+		return err == nil && out != "", nil
+	}) == nil {
+		return previous
 	}
 	out, err := logs(false)
 	if err != nil {

@@ -39,7 +39,7 @@ func downgradeRefusal(running, wanted string) string {
 // volume has seen must outlive a move to a tag nothing can be compared with. Of two such images,
 // a.
 func newestImage(a, b string) string {
-	if a == "" {
+	if a == "" || a == b {
 		return b
 	}
 	aMajor, aMinor, okA := appsv1alpha1.ImageVersion(a)

@@ -44,6 +44,7 @@ func TestNewestImage(t *testing.T) {
 	tests := []struct{ a, b, want string }{
 		{"", "mysql:8.4.6", "mysql:8.4.6"},
 		{"mysql:8.4.6", "", "mysql:8.4.6"},
+		{"mysql:8.4.6", "mysql:8.4.6", "mysql:8.4.6"},
 		{"mysql:8.4.6", "mysql:9.1.0", "mysql:9.1.0"},
 		{"mysql:8.0.40", "mysql:8.4.6", "mysql:8.4.6"},
 		{"mysql:9.1.0", "mysql:8.4.6", "mysql:9.1.0"},

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -64,12 +66,12 @@ func TestProbesAgainstARealServer(t *testing.T) {
 		}
 		return nil
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for run(LivenessCommand) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start: %v", run(LivenessCommand))
-		}
-		time.Sleep(200 * time.Millisecond)
+	var notLive error
+	if wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		notLive = run(LivenessCommand)
+		return notLive == nil, nil
+	}) != nil {
+		t.Fatalf("the server did not start: %v", notLive)
 	}
 	// As the image's entrypoint does at first start: root gets the password from the Secret and
 	// may connect over TCP.
