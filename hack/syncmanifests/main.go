@@ -1,7 +1,8 @@
 // Command syncmanifests copies what controller-gen generates (config/crd/bases,
 // config/rbac/role.yaml) and the roles config/rbac ships for people to the places that must say
 // the same: the CRD list of config/crd/kustomization.yaml, and the CRDs and RBAC of the Helm
-// chart. "make check-generate" runs it, so the chart never drifts from the markers.
+// chart. "make check-generate" runs it, so the chart never drifts from the markers. It also writes
+// the Grafana dashboards internal/dashboards builds into config/grafana and the chart.
 //
 //	go run ./hack/syncmanifests
 package main
@@ -50,7 +51,10 @@ func run() error {
 	if err := writeChartCRDs(crds); err != nil {
 		return err
 	}
-	return writeChartRBAC()
+	if err := writeChartRBAC(); err != nil {
+		return err
+	}
+	return writeDashboards()
 }
 
 // writeKustomization lists the CRDs in config/crd/kustomization.yaml.
