@@ -38,7 +38,7 @@ func backupPanels(d *dashboard.DashboardBuilder, k kindInfo) {
 // volumePanels join kubelet's volume statistics, by claim, with the claims that hold each
 // instance's data.
 func volumePanels(d *dashboard.DashboardBuilder, k kindInfo) {
-	claims := series("appkeeper_volume_claim_info", k.scope())
+	claims := "max by (kind, namespace, name, persistentvolumeclaim) (" + series("appkeeper_volume_claim_info", k.scope()) + ")"
 	byClaim := func(metric string) string {
 		return "max by (namespace, persistentvolumeclaim) (" + metric + "{})"
 	}
@@ -49,7 +49,7 @@ func volumePanels(d *dashboard.DashboardBuilder, k kindInfo) {
 	legend := instanceLegend + " {{persistentvolumeclaim}}"
 	d.WithRow(row("Storage")).
 		WithPanel(timeseriesPanel("Volume usage",
-			"How full each volume holding an instance's data is. Past 90% the database or site may stop writing: grow the claim (if its StorageClass allows) or free space. No line: kubelet's volume statistics are not scraped.",
+			"How full each volume holding an instance's data is. Past 90% the database or site may stop writing (the AppkeeperVolumeAlmostFull alert): grow the claim (if its StorageClass allows) or free space. No line: kubelet's volume statistics are not scraped.",
 			unitRatio, query(ofInstance(used+"\n/\n"+capacity), legend)).
 			Max(1).
 			Thresholds(thresholds(green, threshold{0.8, orange}, threshold{0.9, red}))).

@@ -15,7 +15,7 @@ func operatorPanels(d *dashboard.DashboardBuilder) {
 	}
 	d.WithRow(row("Operator")).
 		WithPanel(statPanel("Operator pods up",
-			"How many operator pods Prometheus scrapes successfully. 0 means the operator is down or cannot be scraped: nothing is reconciled, rolled back or backed up until it is back.",
+			"How many operator pods Prometheus scrapes successfully. 0 means the operator is down or cannot be scraped: nothing is reconciled, rolled back or backed up until it is back (the AppkeeperOperatorDown alert).",
 			unitCount, query("sum("+series("up", operatorScope)+") or vector(0)", "up")).
 			Span(4).Thresholds(thresholds(red, threshold{1, green}))).
 		WithPanel(timeseriesPanel("Reconciles per second by controller",
@@ -23,7 +23,7 @@ func operatorPanels(d *dashboard.DashboardBuilder) {
 			unitPerSec, query(byController("controller_runtime_reconcile_total"), "{{controller}}")).
 			Span(10)).
 		WithPanel(timeseriesPanel("Reconcile errors per second by controller",
-			"Reconciles that returned an error and will be retried with back-off. A steady rate means some instance keeps failing: the Degraded and Stalled panels above and the operator's log name it.",
+			"Reconciles that returned an error and will be retried with back-off. A steady rate means some instance keeps failing: the Degraded and Stalled panels above and the operator's log name it (the AppkeeperOperatorNotReconciling alert).",
 			unitPerSec, query(byController("controller_runtime_reconcile_errors_total"), "{{controller}}")).
 			Span(10)).
 		WithPanel(timeseriesPanel("Work queue depth by controller",
