@@ -104,6 +104,13 @@ func newDashboard(uid, title, description string) *dashboard.DashboardBuilder {
 		Refresh("1m").
 		Time("now-6h", "now").
 		Timezone(common.TimeZoneBrowser).
+		// Every appkeeper dashboard, a click away, on the same time range and namespaces.
+		Link(dashboard.NewDashboardLinkBuilder("appkeeper").
+			Type(dashboard.DashboardLinkTypeDashboards).
+			Tags([]string{"appkeeper"}).
+			AsDropdown(true).
+			KeepTime(true).
+			IncludeVars(true)).
 		WithVariable(datasourceVariable())
 }
 
