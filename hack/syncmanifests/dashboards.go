@@ -70,14 +70,8 @@ func replaceJSON(dir string, all []dashboards.Dashboard) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	stale, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
+	if err := removeAll(filepath.Join(dir, "*.json")); err != nil {
 		return err
-	}
-	for _, path := range stale {
-		if err := os.Remove(path); err != nil {
-			return err
-		}
 	}
 	for _, d := range all {
 		if err := os.WriteFile(filepath.Join(dir, d.FileName()), d.JSON, 0o644); err != nil {

@@ -76,14 +76,8 @@ func writeKustomization(crds []string) error {
 
 // writeChartCRDs replaces the chart's CRDs with those of config/crd/bases.
 func writeChartCRDs(crds []string) error {
-	stale, err := filepath.Glob(filepath.Join(chartDir, "crds", "*.yaml"))
-	if err != nil {
+	if err := removeAll(filepath.Join(chartDir, "crds", "*.yaml")); err != nil {
 		return err
-	}
-	for _, path := range stale {
-		if err := os.Remove(path); err != nil {
-			return err
-		}
 	}
 	for _, path := range crds {
 		data, err := os.ReadFile(path)
@@ -242,6 +236,21 @@ func decodeOne(data []byte, kind string) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("holds %d objects, want one %s", len(objects), kind)
 	}
 	return objects[0], nil
+}
+
+// removeAll removes the files pattern matches, which the caller writes anew: a file whose
+// source is gone goes with it.
+func removeAll(pattern string) error {
+	stale, err := filepath.Glob(pattern)
+	if err != nil {
+		return err
+	}
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(path, content string) error {

@@ -6,17 +6,30 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// promtool returns bin/prometheus-<version>/promtool, which "make prometheus" builds.
-func promtool(t *testing.T) string {
+// promtool runs bin/prometheus-<version>/promtool with command (e.g. "check rules") on file,
+// written as JSON, which YAML reads; it skips the test when promtool is not built.
+func promtool(t *testing.T, command string, file any) {
 	t.Helper()
 	found, _ := filepath.Glob("../../bin/prometheus-*/promtool")
 	if len(found) == 0 {
 		t.Skip("no bin/prometheus-*/promtool: build it to evaluate the queries")
 	}
-	return found[len(found)-1]
+	data, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "promtool.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append(strings.Fields(command), path)
+	if out, err := exec.Command(found[len(found)-1], args...).CombinedOutput(); err != nil {
+		t.Fatalf("promtool %s: %v\n%s", command, err, out)
+	}
 }
 
 // instanceSeries are what two replicas of the operator serve for one resource: the same series
@@ -126,7 +139,6 @@ var panelWants = []struct {
 // The panels' queries, run by Prometheus's rule test engine on the scenario, show what an
 // on-call person should read.
 func TestQueriesOnScenario(t *testing.T) {
-	binary := promtool(t)
 	queries, err := Queries()
 	if err != nil {
 		t.Fatal(err)
@@ -149,25 +161,13 @@ func TestQueriesOnScenario(t *testing.T) {
 		}
 		tests = append(tests, map[string]any{"expr": expr, "eval_time": "120m", "exp_samples": samples})
 	}
-	file := map[string]any{"rule_files": []string{}, "tests": []map[string]any{{
+	promtool(t, "test rules", map[string]any{"rule_files": []string{}, "tests": []map[string]any{{
 		"interval": "1m", "input_series": scenario(), "promql_expr_test": tests,
-	}}}
-	data, err := json.Marshal(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "queries_test.yaml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(binary, "test", "rules", path).CombinedOutput(); err != nil {
-		t.Fatalf("promtool: %v\n%s", err, out)
-	}
+	}}})
 }
 
 // Prometheus parses every panel query.
 func TestQueriesParse(t *testing.T) {
-	binary := promtool(t)
 	queries, err := Queries()
 	if err != nil {
 		t.Fatal(err)
@@ -176,15 +176,5 @@ func TestQueriesParse(t *testing.T) {
 	for i, q := range queries {
 		rules = append(rules, map[string]string{"record": fmt.Sprintf("query_%d", i), "expr": q.Expr})
 	}
-	data, err := json.Marshal(map[string]any{"groups": []map[string]any{{"name": "dashboards", "rules": rules}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "queries.yaml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(binary, "check", "rules", path).CombinedOutput(); err != nil {
-		t.Fatalf("promtool: %v\n%s", err, out)
-	}
+	promtool(t, "check rules", map[string]any{"groups": []map[string]any{{"name": "dashboards", "rules": rules}}})
 }
