@@ -1,7 +1,8 @@
 // Command syncmanifests copies what controller-gen generates (config/crd/bases,
 // config/rbac/role.yaml) and the roles config/rbac ships for people to the places that must say
 // the same: the CRD list of config/crd/kustomization.yaml, and the CRDs and RBAC of the Helm
-// chart. "make check-generate" runs it, so the chart never drifts from the markers.
+// chart. "make check-generate" runs it, so the chart never drifts from the markers. It also writes
+// the Grafana dashboards internal/dashboards builds into config/grafana and the chart.
 //
 //	go run ./hack/syncmanifests
 package main
@@ -50,7 +51,10 @@ func run() error {
 	if err := writeChartCRDs(crds); err != nil {
 		return err
 	}
-	return writeChartRBAC()
+	if err := writeChartRBAC(); err != nil {
+		return err
+	}
+	return writeDashboards()
 }
 
 // writeKustomization lists the CRDs in config/crd/kustomization.yaml.
@@ -72,14 +76,8 @@ func writeKustomization(crds []string) error {
 
 // writeChartCRDs replaces the chart's CRDs with those of config/crd/bases.
 func writeChartCRDs(crds []string) error {
-	stale, err := filepath.Glob(filepath.Join(chartDir, "crds", "*.yaml"))
-	if err != nil {
+	if err := removeAll(filepath.Join(chartDir, "crds", "*.yaml")); err != nil {
 		return err
-	}
-	for _, path := range stale {
-		if err := os.Remove(path); err != nil {
-			return err
-		}
 	}
 	for _, path := range crds {
 		data, err := os.ReadFile(path)
@@ -238,6 +236,21 @@ func decodeOne(data []byte, kind string) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("holds %d objects, want one %s", len(objects), kind)
 	}
 	return objects[0], nil
+}
+
+// removeAll removes the files pattern matches, which the caller writes anew: a file whose
+// source is gone goes with it.
+func removeAll(pattern string) error {
+	stale, err := filepath.Glob(pattern)
+	if err != nil {
+		return err
+	}
+	for _, path := range stale {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(path, content string) error {
