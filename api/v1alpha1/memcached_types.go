@@ -36,7 +36,8 @@ type MemcachedSpec struct {
 	// +optional
 	Size *int32 `json:"size,omitempty"`
 
-	// Image is the memcached container image. Defaults to memcached:1.6.38-alpine.
+	// Image is the memcached container image. Defaults to memcached:1.6.38-alpine. At most 1024
+	// characters.
 	// +kubebuilder:default="memcached:1.6.38-alpine"
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as memcached:1.6.38 or registry:5000/team/memcached:1.6.38: [registry[:port]/]name[:tag][@digest], the name in lowercase"
@@ -171,7 +172,7 @@ type Memcached struct {
 
 	// +kubebuilder:default={}
 	Spec MemcachedSpec `json:"spec,omitempty"`
-	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
 	// see a new resource as not yet observed rather than as healthy.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status MemcachedStatus `json:"status,omitempty"`

@@ -73,7 +73,7 @@ type MySQLSpec struct {
 	// The data volume records the newest version that ran on it. A tag that names no version
 	// (latest, 8, a digest) cannot be checked: it is rolled out, the Progressing condition says the
 	// guard could not check it, and the recorded version stays, so a later older version is still
-	// refused. Defaults to mysql:8.4.6.
+	// refused. Defaults to mysql:8.4.6. At most 1024 characters.
 	// +kubebuilder:default="mysql:8.4.6"
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as mysql:8.4.6 or registry:5000/team/mysql:8.4.6: [registry[:port]/]name[:tag][@digest], the name in lowercase"
@@ -236,7 +236,7 @@ type MySQL struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
 	// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the data is restored once, before the server first starts",fieldPath=".restore"
 	Spec MySQLSpec `json:"spec,omitempty"`
-	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
 	// see a new resource as not yet observed rather than as healthy.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status MySQLStatus `json:"status,omitempty"`

@@ -133,7 +133,7 @@ type PodSet struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec PodSetSpec `json:"spec"`
-	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
 	// see a new resource as not yet observed rather than as healthy.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status PodSetStatus `json:"status,omitempty"`

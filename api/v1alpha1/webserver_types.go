@@ -52,6 +52,7 @@ type WebServerSpec struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Image is the nginx container image. Defaults to nginxinc/nginx-unprivileged:1.27.4-alpine.
+	// At most 1024 characters.
 	// +kubebuilder:default="nginxinc/nginx-unprivileged:1.27.4-alpine"
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as nginx:1.27.4 or registry:5000/team/nginx:1.27.4: [registry[:port]/]name[:tag][@digest], the name in lowercase"
@@ -172,7 +173,7 @@ type WebServer struct {
 
 	// +kubebuilder:default={}
 	Spec WebServerSpec `json:"spec,omitempty"`
-	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
 	// see a new resource as not yet observed rather than as healthy.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status WebServerStatus `json:"status,omitempty"`

@@ -86,7 +86,8 @@ type WordPressStorage struct {
 // +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the site is restored once, before it first starts",fieldPath=".restore"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || !has(self.database.mysqlRef)",message="spec.restore needs the site's own MySQL (spec.database.mysql): that MySQL loads the restore point's database",fieldPath=".restore"
 type WordPressSpec struct {
-	// Image is the WordPress image. Defaults to wordpress:6.8.3-php8.3-apache.
+	// Image is the WordPress image. Defaults to wordpress:6.8.3-php8.3-apache. At most 1024
+	// characters.
 	// +kubebuilder:default="wordpress:6.8.3-php8.3-apache"
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as wordpress:6.8.3 or registry:5000/team/wordpress:6.8.3: [registry[:port]/]name[:tag][@digest], the name in lowercase"
@@ -205,7 +206,7 @@ type WordPress struct {
 
 	// +kubebuilder:default={}
 	Spec WordPressSpec `json:"spec,omitempty"`
-	// Status starts with observedGeneration 0, so that tools that judge health from it (kstatus)
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
 	// see a new resource as not yet observed rather than as healthy.
 	// +kubebuilder:default={observedGeneration: 0}
 	Status WordPressStatus `json:"status,omitempty"`
