@@ -282,8 +282,10 @@ func (r *Reconciler) job(ctx context.Context, b *appsv1alpha1.MySQLBackup, name 
 }
 
 // GetJob is the Job ns/name and those of its pods that carry selector's labels, or nil when the
-// Job does not exist.
-func GetJob(ctx context.Context, c client.Reader, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
+// Job does not exist. The pods come from the cache, except for a Job that has finished while none
+// of its cached pods shows a container that ended: the pod informer can lag the Job's, and the
+// outcome is decided once, so the pods are then read from the API server.
+func GetJob(ctx context.Context, c reconcile.Client, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
 	job := &batchv1.Job{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -295,13 +297,46 @@ func GetJob(ctx context.Context, c client.Reader, ns, name string, selector map[
 	if err != nil {
 		return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
 	}
+	pods := podsOfJob(all, name)
+	if jobFinished(job) && !anyContainerEnded(pods) {
+		live := &corev1.PodList{}
+		if err := c.APIReader.List(ctx, live, client.InNamespace(ns), client.MatchingLabels(selector)); err != nil {
+			return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
+		}
+		pods = podsOfJob(live.Items, name)
+	}
+	return job, pods, nil
+}
+
+func podsOfJob(all []corev1.Pod, job string) []corev1.Pod {
 	var pods []corev1.Pod
 	for _, p := range all {
-		if p.Labels[batchv1.JobNameLabel] == name {
+		if p.Labels[batchv1.JobNameLabel] == job {
 			pods = append(pods, p)
 		}
 	}
-	return job, pods, nil
+	return pods
+}
+
+func jobFinished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func anyContainerEnded(pods []corev1.Pod) bool {
+	for i := range pods {
+		statuses := append(append([]corev1.ContainerStatus{}, pods[i].Status.InitContainerStatuses...), pods[i].Status.ContainerStatuses...)
+		for _, s := range statuses {
+			if s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func completionTime(job *batchv1.Job) *metav1.Time {
