@@ -153,3 +153,20 @@ func Reconciles(t *testing.T, controller string) float64 {
 	}
 	return total
 }
+
+// SettledReconciles is Reconciles once the count has not moved for a second: the passes that the
+// controller's own last writes cause (its status write is an event too) are over.
+func SettledReconciles(t *testing.T, controller string) float64 {
+	t.Helper()
+	last := Reconciles(t, controller)
+	Eventually(t, 30*time.Second, func(context.Context) error {
+		time.Sleep(time.Second)
+		now := Reconciles(t, controller)
+		if now != last {
+			last = now
+			return fmt.Errorf("%s still passing", controller)
+		}
+		return nil
+	})
+	return last
+}

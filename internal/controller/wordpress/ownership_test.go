@@ -34,7 +34,7 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 		t.Errorf("Degraded message %q does not name the Service and the MySQL that controls it", msg)
 	}
 	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
-	passes := testutil.Reconciles(t, "wordpress")
+	passes := testutil.SettledReconciles(t, "wordpress")
 	testutil.RequireUnchanged(t, "the Service, the MySQL and the WordPress", func() string {
 		svc := get(t, ns, "blog", &corev1.Service{})
 		if !metav1.IsControlledBy(svc, db) {
