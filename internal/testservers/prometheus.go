@@ -66,6 +66,9 @@ type PrometheusServer struct {
 // StartPrometheus writes the configuration and rule files into o.Dir, starts Prometheus on a free
 // port of 127.0.0.1 and waits until it is ready.
 func StartPrometheus(ctx context.Context, o PrometheusOptions) (_ *PrometheusServer, err error) {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	config, err := prometheusConfig(o)
 	if err != nil {
 		return nil, err
@@ -200,6 +203,35 @@ func (s *PrometheusServer) Alerts(ctx context.Context, name string) ([]promv1.Al
 		}
 	}
 	return alerts, nil
+}
+
+// RuleHealth returns, by rule name, "ok" or the error of the last evaluation of each loaded alerting
+// and recording rule; rules of one name share an entry, the worst one's.
+func (s *PrometheusServer) RuleHealth(ctx context.Context) (map[string]string, error) {
+	result, err := s.API.Rules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	health := map[string]string{}
+	note := func(name string, h promv1.RuleHealth, lastError string) {
+		switch {
+		case h != promv1.RuleHealthGood:
+			health[name] = fmt.Sprintf("%s: %s", h, lastError)
+		case health[name] == "":
+			health[name] = string(h)
+		}
+	}
+	for _, group := range result.Groups {
+		for _, rule := range group.Rules {
+			switch r := rule.(type) {
+			case promv1.AlertingRule:
+				note(r.Name, r.Health, r.LastError)
+			case promv1.RecordingRule:
+				note(r.Name, r.Health, r.LastError)
+			}
+		}
+	}
+	return health, nil
 }
 
 // Stop sends SIGTERM, and kills Prometheus if it has not stopped 10 s later.
