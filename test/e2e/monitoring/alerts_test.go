@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +24,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/installer"
 	"github.com/appkeeper/appkeeper/internal/testservers"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/install"
 )
 
 const (
@@ -213,23 +212,11 @@ func createSecret(t *testing.T, ns, name string) {
 	}
 }
 
-// applyInstallManifest applies what dist/install.yaml holds, server-side: the CRDs, and the
-// ServiceAccount and RBAC the operator runs with.
+// applyInstallManifest applies what dist/install.yaml holds: the CRDs, and the ServiceAccount and
+// RBAC the operator runs with.
 func applyInstallManifest(t *testing.T) {
 	t.Helper()
-	data, err := installer.Build(filepath.Join(root, "config", "default"), "ghcr.io/appkeeper/appkeeper:e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(cluster.Dir, "install.yaml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kubectl := exec.Command(filepath.Join(testutil.ControlPlaneDir(), "kubectl"), "--kubeconfig", cluster.KubeconfigPath,
-		"apply", "--server-side", "-f", path)
-	if out, err := kubectl.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
+	install.ApplyManifest(t, cluster, filepath.Join(root, "config", "default"))
 	// Until the CRDs are served.
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.List(ctx, &appsv1alpha1.MySQLList{})
