@@ -5,7 +5,6 @@ package prometheus
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/appkeeper/appkeeper/internal/testservers"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -64,24 +62,14 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 }
 
-// promtool runs bin/prometheus-<version>/promtool and fails the test with its output.
-func promtool(t *testing.T, args ...string) {
-	t.Helper()
-	binary := testutil.RequireBuilt(t, testservers.Promtool, "prometheus", false)
-	out, err := exec.Command(binary, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // TestRulesAreValid: Prometheus loads alerts.yaml, and promtool's linter has nothing to say.
 func TestRulesAreValid(t *testing.T) {
-	promtool(t, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
+	testutil.Promtool(t, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
 }
 
 // TestRules runs the unit tests of alerts_test.yaml.
 func TestRules(t *testing.T) {
-	promtool(t, "test", "rules", testsFile)
+	testutil.Promtool(t, "test", "rules", testsFile)
 }
 
 // TestEveryAlertIsTested: each alert has a test case where it fires and one where it stays

@@ -3,7 +3,9 @@ package testutil
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/appkeeper/appkeeper/internal/testservers"
@@ -40,4 +42,15 @@ func StartPrometheus(t testing.TB, o testservers.PrometheusOptions) *testservers
 	t.Cleanup(s.Stop)
 	t.Logf("prometheus at %s, its log %s", s.URL, s.LogPath)
 	return s
+}
+
+// Promtool runs the promtool "make prometheus" builds with args and fails the test with its
+// output when it fails. Without promtool the test is skipped, unless APPKEEPER_REQUIRE_MARIADB
+// says every tool must be there.
+func Promtool(t testing.TB, args ...string) {
+	t.Helper()
+	binary := RequireBuilt(t, testservers.Promtool, "prometheus", false)
+	if out, err := exec.Command(binary, args...).CombinedOutput(); err != nil {
+		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
