@@ -9,6 +9,8 @@ COREDNS_VERSION       ?= v1.14.7
 CONTROLLER_GEN_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION          ?= v4.3.1
+# Must match the version hack/tools/prometheus/go.mod requires.
+PROMETHEUS_VERSION    ?= v0.316.0
 # The operator's image: written into dist/install.yaml and built by docker-build.
 IMG                   ?= ghcr.io/appkeeper/appkeeper:latest
 
@@ -18,6 +20,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 HELM           := $(BIN)/helm-$(HELM_VERSION)
 KUBECTL        := $(BIN)/kubectl
+PROMETHEUS     := $(BIN)/prometheus-$(PROMETHEUS_VERSION)
 
 export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
 
@@ -56,7 +59,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and 
 	$(GOLANGCI_LINT) run --build-tags e2e,real,faults ./...
 
 .PHONY: test
-test: build build-installer test-parts test-deps $(HELM) vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
+test: build build-installer test-parts test-deps $(HELM) $(PROMETHEUS)/prometheus vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
@@ -71,7 +74,7 @@ test-real: build controlplane node-deps node images ## End-to-end scenarios on a
 	go test -count=1 -p 1 -tags real -timeout 40m -v ./test/real/...
 
 .PHONY: test-unit
-test-unit: controlplane test-deps ## Unit and envtest tests only.
+test-unit: controlplane test-deps $(PROMETHEUS)/prometheus ## Unit and envtest tests only.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 
 .PHONY: test-deps
@@ -79,7 +82,7 @@ test-deps: ## Install MariaDB from the distribution's packages and build versity
 	bash hack/test-deps.sh
 
 .PHONY: test-e2e
-test-e2e: build build-installer controlplane $(HELM) ## End-to-end scenarios on the local cluster.
+test-e2e: build build-installer controlplane $(HELM) $(PROMETHEUS)/prometheus ## End-to-end scenarios on the local cluster.
 	go test -count=1 -p 1 -tags e2e -timeout 30m -v ./test/e2e/...
 
 .PHONY: test-faults
@@ -111,6 +114,9 @@ controlplane: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sched
 
 .PHONY: helm
 helm: $(HELM) ## Build helm into bin/: the end-to-end test of the Helm chart drives it.
+
+.PHONY: prometheus
+prometheus: $(PROMETHEUS)/prometheus ## Build prometheus and promtool into bin/: the alert rules' tests run them.
 
 .PHONY: node
 node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
@@ -156,6 +162,18 @@ $(GOLANGCI_LINT):
 $(HELM):
 	GOBIN=$(BIN)/tmp-helm go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
+
+# promtool unit-tests the alert rules; the end-to-end test test/e2e/monitoring runs the server.
+# Both are built at once from hack/tools/prometheus, a module of its own so that Prometheus's
+# dependencies stay out of the operator's go.mod.
+$(PROMETHEUS)/prometheus:
+	grep -q 'github.com/prometheus/prometheus $(PROMETHEUS_VERSION)$$' hack/tools/prometheus/go.mod || \
+		{ echo 'hack/tools/prometheus/go.mod does not require Prometheus $(PROMETHEUS_VERSION)'; exit 1; }
+	cd hack/tools/prometheus && CGO_ENABLED=0 GOBIN=$(BIN)/tmp-prometheus go install -trimpath \
+		github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+	mkdir -p $(PROMETHEUS)
+	mv $(BIN)/tmp-prometheus/promtool $(PROMETHEUS)/promtool
+	mv $(BIN)/tmp-prometheus/prometheus $@ && rmdir $(BIN)/tmp-prometheus
 
 .PHONY: help
 help: ## Show the targets.

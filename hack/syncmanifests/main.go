@@ -1,8 +1,10 @@
 // Command syncmanifests copies what controller-gen generates (config/crd/bases,
-// config/rbac/role.yaml) and the roles config/rbac ships for people to the places that must say
-// the same: the CRD list of config/crd/kustomization.yaml, and the CRDs and RBAC of the Helm
-// chart. "make check-generate" runs it, so the chart never drifts from the markers. It also writes
-// the Grafana dashboards internal/dashboards builds into config/grafana and the chart.
+// config/rbac/role.yaml), the roles config/rbac ships for people and the alerts of
+// config/prometheus/rules to the places that must say the same: the CRD list of
+// config/crd/kustomization.yaml, the PrometheusRule of config/prometheus, and the CRDs, RBAC and
+// PrometheusRule of the Helm chart. "make check-generate" runs it, so the chart never drifts from
+// the markers. It also writes the Grafana dashboards internal/dashboards builds into config/grafana
+// and the chart.
 //
 //	go run ./hack/syncmanifests
 package main
@@ -49,6 +51,9 @@ func run() error {
 		return err
 	}
 	if err := writeChartCRDs(crds); err != nil {
+		return err
+	}
+	if err := writePrometheusRules(); err != nil {
 		return err
 	}
 	if err := writeChartRBAC(); err != nil {

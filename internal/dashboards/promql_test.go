@@ -4,20 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // promtool runs bin/prometheus-<version>/promtool with command (e.g. "check rules") on file,
-// written as JSON, which YAML reads; it skips the test when promtool is not built.
+// written as JSON, which YAML reads; it skips the test when promtool is not built, unless
+// APPKEEPER_REQUIRE_MARIADB asks for every tool.
 func promtool(t *testing.T, command string, file any) {
 	t.Helper()
-	found, _ := filepath.Glob("../../bin/prometheus-*/promtool")
-	if len(found) == 0 {
-		t.Skip("no bin/prometheus-*/promtool: build it to evaluate the queries")
-	}
 	data, err := json.Marshal(file)
 	if err != nil {
 		t.Fatal(err)
@@ -26,10 +24,7 @@ func promtool(t *testing.T, command string, file any) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append(strings.Fields(command), path)
-	if out, err := exec.Command(found[len(found)-1], args...).CombinedOutput(); err != nil {
-		t.Fatalf("promtool %s: %v\n%s", command, err, out)
-	}
+	testutil.Promtool(t, append(strings.Fields(command), path)...)
 }
 
 // instanceSeries are what two replicas of the operator serve for one resource: the same series

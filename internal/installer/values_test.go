@@ -166,13 +166,13 @@ func TestChartValuesRender(t *testing.T) {
 					t.Errorf("ServiceMonitor labels %v", labels)
 				}
 				same(t, "endpoints", field(t, monitor, "spec", "endpoints"), "[map[bearerTokenFile:/var/run/secrets/kubernetes.io/serviceaccount/token "+
-					"interval:30s path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
+					"honorLabels:true interval:30s path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
 			}},
 		{"serviceMonitor with a token from a Secret", map[string]any{"serviceMonitor": map[string]any{
 			"enabled": true, "authorization": map[string]any{"credentials": map[string]any{"name": "scraper-token", "key": "token"}}}},
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				same(t, "endpoints", field(t, checkServiceMonitor(t, objects), "spec", "endpoints"), "[map[authorization:map[credentials:map[key:token name:scraper-token]] "+
-					"path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
+					"honorLabels:true path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, rendered(t, tt.values)) })

@@ -2,7 +2,6 @@ package testutil
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -35,13 +34,7 @@ type ObjectStoreTLS = testservers.ObjectStoreTLS
 // must have every test server (as `make test` does).
 func StartObjectStore(t testing.TB, host string, tlsFiles *ObjectStoreTLS) *ObjectStore {
 	t.Helper()
-	binary := filepath.Join(repoRoot(), VersityGW)
-	if _, err := os.Stat(binary); err != nil {
-		if os.Getenv("APPKEEPER_REQUIRE_MARIADB") != "" {
-			t.Fatalf("%s is not built: run `make test-deps`", binary)
-		}
-		t.Skipf("%s is not built; `make test-deps` builds it", binary)
-	}
+	binary := RequireBuilt(t, VersityGW, "test-deps", false)
 	s, err := testservers.StartObjectStore(context.Background(), testservers.ObjectStoreOptions{
 		Binary: binary, Host: host, Dir: t.TempDir(), TLS: tlsFiles,
 	})

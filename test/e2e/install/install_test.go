@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/installer"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/install"
 )
 
 const (
@@ -223,20 +223,7 @@ func TestInstall(t *testing.T) {
 // Deployment's pods pass the namespace's restricted pod security admission.
 func applyInstallManifest(t *testing.T) {
 	t.Helper()
-	data, err := installer.Build(filepath.Join(root, "config", "default"), "ghcr.io/appkeeper/appkeeper:e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(cluster.Dir, "install.yaml")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, "apply", "--server-side", "-f", path)
-	objects, err := installer.Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range objects {
+	for _, want := range install.ApplyManifest(t, cluster, filepath.Join(root, "config", "default")) {
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(want.GroupVersionKind())
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(want), got); err != nil {
@@ -342,10 +329,7 @@ func dryRunChart(t *testing.T, values map[string]any) {
 // kubectl runs the cluster's kubectl as cluster-admin.
 func kubectl(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(testutil.ControlPlaneDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	install.Kubectl(t, cluster, args...)
 }
 
 // waitAvailable waits until obj is Available and every extra check passes; obj is refreshed.
