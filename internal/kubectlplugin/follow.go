@@ -86,5 +86,5 @@ func timedOut(timeout time.Duration, last string) error {
 	if last == "" {
 		return fmt.Errorf("gave up after %s without seeing it", timeout)
 	}
-	return fmt.Errorf("gave up after %s; it goes on, last seen: %s", timeout, last)
+	return fmt.Errorf("gave up after %s, at the state printed last; it goes on without the plugin", timeout)
 }

@@ -56,13 +56,12 @@ func readyWords(i instance, ready *metav1.Condition) string {
 func degradedWords(i instance, degraded *metav1.Condition) string {
 	failed := i.rollout.Failed
 	if degraded.Reason == appsv1alpha1.ReasonRolledBack && failed != nil {
-		words := fmt.Sprintf("rolled back from %s (%s)", revisionName(failed.Image, failed.Name), failed.Reason)
-		if good := i.rollout.LastGood; good != nil {
-			words += " to " + revisionName(good.Image, good.Name)
-		}
-		return words
+		// The image rolled back to is the one the status line shows running.
+		return fmt.Sprintf("rolled back from %s (%s)", revisionName(failed.Image, failed.Name), failed.Reason)
 	}
-	return "degraded: " + reasonAndMessage(degraded)
+	// A pod's message repeats the reason after the container's name: say it once.
+	message := strings.Replace(degraded.Message, ": "+degraded.Reason+": ", ": ", 1)
+	return "degraded: " + reasonAndMessage(&metav1.Condition{Reason: degraded.Reason, Message: message})
 }
 
 func notReadyWords(i instance, ready *metav1.Condition) string {
