@@ -105,7 +105,7 @@ func claimHealth(pvc *corev1.PersistentVolumeClaim) string {
 		words += ", asks " + request.String()
 	}
 	if len(pvc.OwnerReferences) == 0 {
-		words += ", kept when its owner is deleted"
+		words += ", retained (no owner)"
 	}
 	return words
 }
@@ -135,8 +135,11 @@ func backupHealth(phase appsv1alpha1.BackupPhase, conditions []metav1.Condition,
 		if size > 0 {
 			words += fmt.Sprintf(", %d bytes", size)
 		}
-		if verified != "" {
-			words += ", verification " + string(verified)
+		switch verified {
+		case appsv1alpha1.VerificationPassed:
+			words += ", verified"
+		case appsv1alpha1.VerificationFailed:
+			words += ", verification failed"
 		}
 	default:
 		if c := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionComplete); c != nil && c.Message != "" {

@@ -239,3 +239,12 @@ var since = metav1.NewTime(time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC))
 func condition(kind string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
 	return metav1.Condition{Type: kind, Status: status, Reason: reason, Message: message, ObservedGeneration: 1, LastTransitionTime: since}
 }
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

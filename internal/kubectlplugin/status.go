@@ -25,7 +25,7 @@ rolled back from a failed image.`,
   kubectl appkeeper status -A
   kubectl appkeeper status ws
   kubectl appkeeper status mysql/db -o yaml`,
-		Args: func(cmd *cobra.Command, args []string) error {
+		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("status takes at most one kind[/name], got %d arguments", len(args))
 			}
