@@ -208,14 +208,18 @@ func restoreClaims(r ref, ns, target string) []string {
 	return []string{m.DataClaimName()}
 }
 
-// restoreStep is the new instance's health; it is over once Ready, and failed once Degraded.
+// restoreStep is the new instance's health; it is over once Ready, and failed once Degraded
+// because of its restore source (missing, failed, or a claim in the way). Other Degraded reasons
+// can pass on their own, as a pod Unschedulable until its new claim is bound: they are printed
+// and followed.
 func restoreStep(label string, i instance) (string, bool, error) {
 	line := label + ": " + health(i)
 	if i.observed < i.object.GetGeneration() {
 		return line, false, nil
 	}
-	if c := meta.FindStatusCondition(i.conditions, appsv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
-		return line, true, fmt.Errorf("the restore is stuck: %s", reasonAndMessage(c))
+	if c := meta.FindStatusCondition(i.conditions, appsv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue &&
+		c.Reason == appsv1alpha1.ReasonRestoreSourceNotReady {
+		return line, true, fmt.Errorf("the restore cannot go on: %s", c.Message)
 	}
 	return line, meta.IsStatusConditionTrue(i.conditions, appsv1alpha1.ConditionReady), nil
 }

@@ -52,6 +52,12 @@ func TestRestoreCreatesACopyFromABackupAndFollowsItToReady(t *testing.T) {
 	setStatus(t, restored)
 	run.expect(t, "mysql/db-copy: restoring: loading MySQLBackup nightly")
 
+	// Degraded for a while, as when the pod waits for its new claim to be bound: followed, not fatal.
+	unschedulable := condition(appsv1alpha1.ConditionDegraded, isTrue, "Unschedulable", "pod db-copy-0: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
+	restored.Status.Conditions = conditionsWith(notReady("Unschedulable", unschedulable.Message), &unschedulable)
+	setStatus(t, restored)
+	run.expect(t, "mysql/db-copy: degraded: Unschedulable: pod db-copy-0: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
+
 	restored.Status.ReadyReplicas = 1
 	restored.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: "nightly", CompletionTime: &since}
 	restored.Status.Conditions = conditionsWith(readyCondition(), nil)
@@ -100,5 +106,29 @@ func TestRestoreRefusesToTouchDataOrNames(t *testing.T) {
 	list := &appsv1alpha1.MySQLList{}
 	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil || len(list.Items) != 2 {
 		t.Errorf("MySQLs after the refusals: %d (%v), want the two made by the test", len(list.Items), err)
+	}
+}
+
+func TestRestoreEndsWhenItsSourceCannotBeRestored(t *testing.T) {
+	ns := newNamespace(t, "restore-stuck")
+	succeededBackup(t, ns, "nightly", "db", appsv1alpha1.BackupRunning)
+	run := startFollowing(t, "restore", "-n", ns, "mysql/db", "--from", "nightly", "--database", "shop", "--user", "shop")
+	run.expect(t, "mysql/db created from mysqlbackup/nightly (the backup is Running: the restore waits for it to succeed)")
+	restored := &appsv1alpha1.MySQL{}
+	testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, restored)
+	})
+	if restored.Spec.Database != "shop" || restored.Spec.User != "shop" {
+		t.Errorf("a MySQL made without a model: spec %+v, want --database and --user", restored.Spec)
+	}
+	failed := condition(appsv1alpha1.ConditionDegraded, isTrue, appsv1alpha1.ReasonRestoreSourceNotReady, "spec.restore.backupName: MySQLBackup nightly failed")
+	restored.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 1, Conditions: conditionsWith(notReady(failed.Reason, failed.Message), &failed)}
+	setStatus(t, restored)
+	if code := run.exit(t); code != 1 {
+		t.Fatalf("exit %d once the restore cannot go on, want 1", code)
+	}
+	want := "error: mysql/db: the restore cannot go on: spec.restore.backupName: MySQLBackup nightly failed (the instance stays as it is: delete it to try again)\n"
+	if run.stderr.String() != want {
+		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
 	}
 }
