@@ -192,7 +192,7 @@ func restorePointPhase(ctx context.Context, c client.Client, ns string, r ref, f
 		return "", apiError(err, what)
 	}
 	if *phase == appsv1alpha1.BackupFailed {
-		return "", fmt.Errorf("%s failed: %s", what, objectHealth(backup))
+		return "", fmt.Errorf("%s failed: %s", what, strings.TrimPrefix(objectHealth(backup), "Failed: "))
 	}
 	return *phase, nil
 }
