@@ -45,7 +45,7 @@ something only once it succeeded, hence --wait by default; --wait=false returns 
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the backup; default <name>-<UTC time as yyyymmddhhmmss>")
-	flags.add(cmd, "the backup", time.Hour)
+	flags.add(cmd, "the backup until it succeeds or fails", time.Hour)
 	out.addFlag(cmd, "the backup created")
 	return cmd
 }

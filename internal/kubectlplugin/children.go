@@ -3,10 +3,12 @@ package kubectlplugin
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -63,13 +65,19 @@ func (n named) has(kind, name string) bool {
 
 // candidates lists every object in the instance's namespace that may be part of its tree: the
 // managed children of every kind, the instance's pods, and its backups.
-func candidates(ctx context.Context, c client.Client, obj client.Object) ([]client.Object, error) {
+// A kind the user may not list (Secrets, often) is left out of the tree and reported in
+// hidden, rather than failing the whole tree.
+func candidates(ctx context.Context, c client.Client, obj client.Object, hidden map[string]bool) ([]client.Object, error) {
 	ns := obj.GetNamespace()
 	var found []client.Object
 	managed := client.MatchingLabels{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue}
 	for _, newList := range childKinds {
 		list := newList()
-		if err := c.List(ctx, list, client.InNamespace(ns), managed); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(ns), managed); apierrors.IsForbidden(err) {
+			gvk, _ := apiutil.GVKForObject(list, scheme)
+			hidden[strings.TrimSuffix(gvk.Kind, "List")] = true
+			continue
+		} else if err != nil {
 			return nil, apiError(err, "list children")
 		}
 		found = append(found, objectsOf(list)...)

@@ -56,8 +56,10 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		streams:     streams,
 	}
 	cmd := &cobra.Command{
-		Use:   "kubectl appkeeper",
-		Short: "Health, children, backups, restores and passwords of appkeeper's applications",
+		Use: "appkeeper",
+		// kubectl runs the plugin as `kubectl appkeeper`: usage lines say so.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl appkeeper"},
+		Short:       "Health, children, backups, restores and passwords of appkeeper's applications",
 		Long: `kubectl appkeeper reads and acts on appkeeper's applications (WebServer, Memcached, PodSet,
 MySQL, WordPress) with the kubeconfig, context and namespace kubectl would use.
 
@@ -66,6 +68,7 @@ Exit status: 0 when done, 1 when the work failed (an API error, a failed backup 
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	env.configFlags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(

@@ -19,7 +19,7 @@ type waitFlags struct {
 }
 
 func (f *waitFlags) add(cmd *cobra.Command, what string, timeout time.Duration) {
-	cmd.Flags().BoolVar(&f.wait, "wait", true, "follow "+what+" until it is done, printing each change; --wait=false returns at once")
+	cmd.Flags().BoolVar(&f.wait, "wait", true, "follow "+what+", printing each change; --wait=false returns at once")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", timeout, "how long --wait follows before giving up (what it follows goes on)")
 }
 

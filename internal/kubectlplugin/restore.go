@@ -67,7 +67,7 @@ replace data that is there).`,
 	cmd.Flags().StringVar(&o.to, "to", "", "name of the new instance; required when <name> exists")
 	cmd.Flags().StringVar(&o.database, "database", "", "spec.database of a MySQL created without a model")
 	cmd.Flags().StringVar(&o.user, "user", "", "spec.user of a MySQL created without a model")
-	o.wait.add(cmd, "the new instance", 30*time.Minute)
+	o.wait.add(cmd, "the new instance until it is Ready", 30*time.Minute)
 	o.out.addFlag(cmd, "the instance created")
 	return cmd
 }

@@ -58,9 +58,13 @@ func (e *environment) tree(ctx context.Context, r ref, out output) error {
 	if err != nil {
 		return err
 	}
-	root, err := buildTree(ctx, c, found[0])
+	hidden := map[string]bool{}
+	root, err := buildTree(ctx, c, found[0], hidden)
 	if err != nil {
 		return err
+	}
+	for _, kind := range sortedKeys(hidden) {
+		fmt.Fprintf(e.streams.ErrOut, "Warning: you may not list %ss in namespace %s: the tree leaves them out\n", kind, ns)
 	}
 	if !out.text() {
 		return out.print(e.streams.Out, root.objects()...)
@@ -82,9 +86,9 @@ func newNode(obj client.Object) *node {
 
 // buildTree finds an instance's children, nests each under its owner, and a WordPress's MySQL
 // with its own tree.
-func buildTree(ctx context.Context, c client.Client, inst instance) (*node, error) {
+func buildTree(ctx context.Context, c client.Client, inst instance, hidden map[string]bool) (*node, error) {
 	root := &node{object: inst.object, label: inst.ref(), health: instanceHealth(inst)}
-	all, err := candidates(ctx, c, inst.object)
+	all, err := candidates(ctx, c, inst.object, hidden)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +109,7 @@ func buildTree(ctx context.Context, c client.Client, inst instance) (*node, erro
 		}
 	}
 	if wp, ok := inst.object.(*appsv1alpha1.WordPress); ok {
-		database, err := databaseNode(ctx, c, wp)
+		database, err := databaseNode(ctx, c, wp, hidden)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +151,7 @@ func ownerNode(obj client.Object, byUID map[types.UID]*node) *node {
 }
 
 // databaseNode is a WordPress's MySQL with its own tree, or a line saying it is missing.
-func databaseNode(ctx context.Context, c client.Client, wp *appsv1alpha1.WordPress) (*node, error) {
+func databaseNode(ctx context.Context, c client.Client, wp *appsv1alpha1.WordPress, hidden map[string]bool) (*node, error) {
 	m := &appsv1alpha1.MySQL{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: wp.Namespace, Name: wp.MySQLName()}, m)
 	if apierrors.IsNotFound(err) {
@@ -156,7 +160,7 @@ func databaseNode(ctx context.Context, c client.Client, wp *appsv1alpha1.WordPre
 	if err != nil {
 		return nil, apiError(err, "mysql/"+wp.MySQLName())
 	}
-	database, err := buildTree(ctx, c, mysqlInstance(m))
+	database, err := buildTree(ctx, c, mysqlInstance(m), hidden)
 	if err != nil {
 		return nil, err
 	}
@@ -228,4 +232,13 @@ func (n *node) writeChildren(w io.Writer, indent string) {
 		fmt.Fprintf(w, "%s%s%s\t%s\n", indent, branch, c.label, c.health)
 		c.writeChildren(w, indent+next)
 	}
+}
+
+func sortedKeys(set map[string]bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -77,6 +78,22 @@ func TestTreeShowsChildrenAndTheirHealth(t *testing.T) {
 			t.Errorf("tree -o yaml lacks %q", want)
 		}
 	}
+	// A user who may not read Secrets still gets the rest of the tree, and is told what is left out.
+	read := []string{"get", "list", "watch"}
+	create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "viewer"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{appsv1alpha1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: read},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets"}, Verbs: read},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: read},
+		{APIGroups: []string{""}, Resources: []string{"services", "configmaps", "persistentvolumeclaims", "pods"}, Verbs: read},
+	}}, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "viewer"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "viewer"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "viewer"}}})
+	r := kubectlAppkeeper(t, "tree", "-n", ns, "mysql/db", "--as", "viewer")
+	if r.code != 0 || strings.Contains(r.stdout, "Secret/") || !strings.Contains(r.stdout, "PersistentVolumeClaim/data-db-0") ||
+		r.stderr != "Warning: you may not list Secrets in namespace tree: the tree leaves them out\n" {
+		t.Errorf("tree as a user who may not list Secrets: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	fails(t, 2, []string{`"mysql" names no instance: write mysql/<name>`}, "tree", "mysql")
 	fails(t, 2, []string{"tree takes 1 argument(s), got 0"}, "tree")
 }
