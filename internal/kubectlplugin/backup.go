@@ -51,11 +51,7 @@ something only once it succeeded, hence --wait by default; --wait=false returns 
 }
 
 func (e *environment) backup(ctx context.Context, r ref, name string, flags waitFlags, out output) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	ns, err := e.namespace()
+	c, ns, err := e.session()
 	if err != nil {
 		return err
 	}

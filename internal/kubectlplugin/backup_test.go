@@ -3,13 +3,11 @@ package kubectlplugin_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 func backedUpMySQL(ns, name string) *appsv1alpha1.MySQL {
@@ -24,9 +22,7 @@ func backedUpMySQL(ns, name string) *appsv1alpha1.MySQL {
 func waitForBackup(t *testing.T, ns, name string) *appsv1alpha1.MySQLBackup {
 	t.Helper()
 	b := &appsv1alpha1.MySQLBackup{}
-	testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b)
-	})
+	waitFor(t, ns, name, b)
 	return b
 }
 
@@ -64,9 +60,7 @@ func TestBackupCreatesABackupAndFollowsItsPhases(t *testing.T) {
 	b.Status.Conditions = complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, "")
 	setStatus(t, b)
 	run.expect(t, "mysqlbackup/before-upgrade: Succeeded, 48213312 bytes, at pvc://backups/mysql/backup/db/before-upgrade")
-	if code := run.exit(t); code != 0 {
-		t.Fatalf("exit %d after the backup succeeded; stderr:\n%s", code, run.stderr.String())
-	}
+	run.requireExit(t, 0)
 }
 
 func TestBackupFailureExitsNonZero(t *testing.T) {
@@ -83,9 +77,7 @@ func TestBackupFailureExitsNonZero(t *testing.T) {
 			t.Fatalf("unexpected line %q", line)
 		}
 	}
-	if code := run.exit(t); code != 1 {
-		t.Fatalf("exit %d after the backup failed, want 1", code)
-	}
+	run.requireExit(t, 1)
 	if want := "error: mysqlbackup/doomed: the backup failed: BackupFailed: volume backups: no space left on device\n"; run.stderr.String() != want {
 		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
 	}

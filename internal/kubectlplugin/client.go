@@ -46,6 +46,16 @@ func (e *environment) connect() (client.WithWatch, error) {
 	return c, nil
 }
 
+// session is the client and the namespace every subcommand starts from.
+func (e *environment) session() (client.WithWatch, string, error) {
+	c, err := e.connect()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := e.namespace()
+	return c, ns, err
+}
+
 // namespace is the namespace of -n, or else of the kubeconfig's context, as kubectl picks it.
 func (e *environment) namespace() (string, error) {
 	ns, _, err := e.configFlags.ToRawKubeConfigLoader().Namespace()

@@ -39,11 +39,7 @@ for a pipe; a warning that a secret is being printed goes to the standard error.
 }
 
 func (e *environment) password(ctx context.Context, r ref, user string) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	ns, err := e.namespace()
+	c, ns, err := e.session()
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/appkeeper/appkeeper/internal/operator"
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 // The plugin is tested as a user runs it: the built binary, pointed at a real kube-apiserver
@@ -181,13 +182,15 @@ func (f *following) expect(t *testing.T, want string) {
 	}
 }
 
-// exit waits for the plugin's end and returns its exit code.
-func (f *following) exit(t *testing.T) int {
+// requireExit waits for the plugin's end and requires its exit code.
+func (f *following) requireExit(t *testing.T, want int) {
 	t.Helper()
 	for range f.lines {
 	}
 	_ = f.cmd.Wait()
-	return f.cmd.ProcessState.ExitCode()
+	if code := f.cmd.ProcessState.ExitCode(); code != want {
+		t.Fatalf("the plugin exited %d, want %d; stderr:\n%s", code, want, f.stderr.String())
+	}
 }
 
 func newNamespace(t *testing.T, name string) string {
@@ -247,4 +250,12 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// waitFor gets obj, named ns/name, once the plugin has created it.
+func waitFor(t *testing.T, ns, name string, obj client.Object) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	})
 }

@@ -80,11 +80,7 @@ func backupKind(r ref) string {
 }
 
 func (e *environment) restore(ctx context.Context, r ref, o restoreOptions) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	ns, err := e.namespace()
+	c, ns, err := e.session()
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package kubectlplugin_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -11,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
 func succeededBackup(t *testing.T, ns, name, mysql string, phase appsv1alpha1.BackupPhase) {
@@ -37,9 +35,7 @@ func TestRestoreCreatesACopyFromABackupAndFollowsItToReady(t *testing.T) {
 	run := startFollowing(t, "restore", "-n", ns, "mysql/db", "--from", "nightly", "--to", "db-copy")
 	run.expect(t, "mysql/db-copy created from mysqlbackup/nightly")
 	restored := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-copy"}, restored)
-	})
+	waitFor(t, ns, "db-copy", restored)
 	s := restored.Spec
 	if s.Restore == nil || s.Restore.BackupName != "nightly" || s.Database != "shop" || s.User != "shop" || s.Image != "mysql:8.4.5" ||
 		len(s.Config) != 1 || s.Backup != nil || s.CredentialsSecretRef != nil || s.DeletionPolicy != appsv1alpha1.DeletionPolicyRetain {
@@ -63,9 +59,7 @@ func TestRestoreCreatesACopyFromABackupAndFollowsItToReady(t *testing.T) {
 	restored.Status.Conditions = conditionsWith(readyCondition(), nil)
 	setStatus(t, restored)
 	run.expect(t, "mysql/db-copy: ready, restored from nightly")
-	if code := run.exit(t); code != 0 {
-		t.Fatalf("exit %d once the copy is Ready; stderr:\n%s", code, run.stderr.String())
-	}
+	run.requireExit(t, 0)
 }
 
 func TestRestoreBringsALostSiteBackUnderItsName(t *testing.T) {
@@ -115,18 +109,14 @@ func TestRestoreEndsWhenItsSourceCannotBeRestored(t *testing.T) {
 	run := startFollowing(t, "restore", "-n", ns, "mysql/db", "--from", "nightly", "--database", "shop", "--user", "shop")
 	run.expect(t, "mysql/db created from mysqlbackup/nightly (the backup is Running: the restore waits for it to succeed)")
 	restored := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, restored)
-	})
+	waitFor(t, ns, "db", restored)
 	if restored.Spec.Database != "shop" || restored.Spec.User != "shop" {
 		t.Errorf("a MySQL made without a model: spec %+v, want --database and --user", restored.Spec)
 	}
 	failed := condition(appsv1alpha1.ConditionDegraded, isTrue, appsv1alpha1.ReasonRestoreSourceNotReady, "spec.restore.backupName: MySQLBackup nightly failed")
 	restored.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 1, Conditions: conditionsWith(notReady(failed.Reason, failed.Message), &failed)}
 	setStatus(t, restored)
-	if code := run.exit(t); code != 1 {
-		t.Fatalf("exit %d once the restore cannot go on, want 1", code)
-	}
+	run.requireExit(t, 1)
 	want := "error: mysql/db: the restore cannot go on: spec.restore.backupName: MySQLBackup nightly failed (the instance stays as it is: delete it to try again)\n"
 	if run.stderr.String() != want {
 		t.Errorf("stderr %q, want %q", run.stderr.String(), want)

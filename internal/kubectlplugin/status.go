@@ -56,11 +56,7 @@ rolled back from a failed image.`,
 }
 
 func (e *environment) status(ctx context.Context, selected []kind, name string, allNamespaces bool, out output) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	ns, err := e.namespace()
+	c, ns, err := e.session()
 	if err != nil {
 		return err
 	}

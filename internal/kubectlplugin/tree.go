@@ -46,11 +46,7 @@ volume claims and Secrets kept without an owner (deletionPolicy Retain) are show
 }
 
 func (e *environment) tree(ctx context.Context, r ref, out output) error {
-	c, err := e.connect()
-	if err != nil {
-		return err
-	}
-	ns, err := e.namespace()
+	c, ns, err := e.session()
 	if err != nil {
 		return err
 	}
