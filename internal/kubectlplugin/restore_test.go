@@ -80,6 +80,22 @@ func TestRestoreBringsALostSiteBackUnderItsName(t *testing.T) {
 	if wp.Spec.Restore == nil || wp.Spec.Restore.BackupName != "launch" || wp.Spec.Database.MySQL == nil {
 		t.Errorf("the site's spec %+v: want a restore from launch on a MySQL of its own", wp.Spec)
 	}
+
+	// A site on a shared MySQL is copied onto a MySQL of its own, with the shared one's database
+	// and user: a restore loads the database into the site's own MySQL.
+	shared := backedUpMySQL(ns, "shared")
+	shared.Spec.Database, shared.Spec.User = "news", "news"
+	create(t, shared, &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "news"}, Spec: appsv1alpha1.WordPressSpec{
+		Image: "wordpress:6.8.2-php8.3-apache", Database: appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "shared"}}}})
+	succeeds(t, "restore", "-n", ns, "wp/news", "--from", "launch", "--to", "news-copy", "--wait=false")
+	cp := &appsv1alpha1.WordPress{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "news-copy"}, cp); err != nil {
+		t.Fatal(err)
+	}
+	if db := cp.Spec.Database; db.MySQLRef != nil || db.MySQL == nil || db.MySQL.Database != "news" || db.MySQL.User != "news" || db.MySQL.Backup != nil ||
+		cp.Spec.Image != "wordpress:6.8.2-php8.3-apache" || cp.Spec.Restore == nil || cp.Spec.Restore.BackupName != "launch" {
+		t.Errorf("the copy of a site on a shared MySQL: spec %+v, database %+v", cp.Spec, cp.Spec.Database.MySQL)
+	}
 }
 
 func TestRestoreRefusesToTouchDataOrNames(t *testing.T) {
