@@ -96,8 +96,9 @@ bench: build controlplane test-deps ## Benchmarks on the local cluster, and of t
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/appkeeper, statically linked: the real node packs it into the backup Jobs' image.
+build: ## Build bin/appkeeper, statically linked: the real node packs it into the backup Jobs' image; and the kubectl plugin bin/kubectl-appkeeper.
 	CGO_ENABLED=0 go build -o $(BIN)/appkeeper ./cmd/appkeeper
+	CGO_ENABLED=0 go build -o $(BIN)/kubectl-appkeeper ./cmd/kubectl-appkeeper
 
 .PHONY: build-installer
 build-installer: sync-manifests ## Write dist/install.yaml, everything a cluster needs to run appkeeper with image IMG.

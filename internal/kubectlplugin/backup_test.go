@@ -1,0 +1,116 @@
+package kubectlplugin_test
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+func backedUpMySQL(ns, name string) *appsv1alpha1.MySQL {
+	return &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: appsv1alpha1.MySQLSpec{
+		Database: "shop", User: "shop",
+		Backup: &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", Verify: true, Storage: appsv1alpha1.BackupStorage{
+			Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups", Path: "mysql/"}}},
+	}}
+}
+
+// waitForBackup returns the MySQLBackup the plugin created, once it exists.
+func waitForBackup(t *testing.T, ns, name string) *appsv1alpha1.MySQLBackup {
+	t.Helper()
+	b := &appsv1alpha1.MySQLBackup{}
+	waitFor(t, ns, name, b)
+	return b
+}
+
+func complete(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
+	return []metav1.Condition{condition(appsv1alpha1.ConditionComplete, status, reason, message)}
+}
+
+// Backup Jobs do not run here (no operator, no kubelet): the test writes the phases the operator
+// would, and checks that the plugin created what the operator expects and followed each phase.
+func TestBackupCreatesABackupAndFollowsItsPhases(t *testing.T) {
+	ns := newNamespace(t, "backup")
+	create(t, backedUpMySQL(ns, "db"))
+
+	run := startFollowing(t, "backup", "-n", ns, "mysql/db", "--name", "before-upgrade")
+	run.expect(t, "mysqlbackup/before-upgrade created")
+	b := waitForBackup(t, ns, "before-upgrade")
+	if b.Spec.MySQLName != "db" || b.Spec.Storage != nil || b.Spec.Encryption != nil || b.Spec.Verify != nil || b.Labels[appsv1alpha1.LabelMySQL] != "db" {
+		t.Fatalf("the backup's spec %+v and labels %v: want mysqlName db, the policy's storage (none set) and the mysql label", b.Spec, b.Labels)
+	}
+	run.expect(t, "mysqlbackup/before-upgrade: not yet observed by the operator")
+
+	b.Status = appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupPending, Reason: appsv1alpha1.BackupReasonOnDemand,
+		Conditions: complete(metav1.ConditionUnknown, appsv1alpha1.ReasonWaitingForMySQL, "MySQL db is not Available")}
+	setStatus(t, b)
+	run.expect(t, "mysqlbackup/before-upgrade: Pending: WaitingForMySQL: MySQL db is not Available")
+
+	b.Status.Phase = appsv1alpha1.BackupRunning
+	b.Status.Conditions = complete(metav1.ConditionUnknown, appsv1alpha1.ReasonBackupRunning, "Job before-upgrade-backup runs")
+	setStatus(t, b)
+	run.expect(t, "mysqlbackup/before-upgrade: Running: BackupRunning: Job before-upgrade-backup runs")
+
+	b.Status.Phase = appsv1alpha1.BackupSucceeded
+	b.Status.Size = 48213312
+	b.Status.Location = &appsv1alpha1.BackupLocation{Storage: backedUpMySQL(ns, "db").Spec.Backup.Storage, Key: "mysql/backup/db/before-upgrade"}
+	b.Status.Conditions = complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, "")
+	setStatus(t, b)
+	run.expect(t, "mysqlbackup/before-upgrade: Succeeded, 48213312 bytes, at pvc://backups/mysql/backup/db/before-upgrade")
+	run.requireExit(t, 0)
+}
+
+func TestBackupFailureExitsNonZero(t *testing.T) {
+	ns := newNamespace(t, "backup-fails")
+	create(t, backedUpMySQL(ns, "db"))
+	run := startFollowing(t, "backup", "-n", ns, "my/db", "--name", "doomed")
+	run.expect(t, "mysqlbackup/doomed created")
+	b := waitForBackup(t, ns, "doomed")
+	b.Status = appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupFailed,
+		Conditions: complete(metav1.ConditionFalse, appsv1alpha1.ReasonBackupFailed, "volume backups: no space left on device")}
+	setStatus(t, b)
+	for line := run.next(t); line != "mysqlbackup/doomed: Failed: BackupFailed: volume backups: no space left on device"; line = run.next(t) {
+		if line != "mysqlbackup/doomed: not yet observed by the operator" {
+			t.Fatalf("unexpected line %q", line)
+		}
+	}
+	run.requireExit(t, 1)
+	if want := "error: mysqlbackup/doomed: the backup failed: BackupFailed: volume backups: no space left on device\n"; run.stderr.String() != want {
+		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
+	}
+}
+
+func TestBackupOfAWordPressAndRefusals(t *testing.T) {
+	ns := newNamespace(t, "backup-wp")
+	create(t, backedUpMySQL(ns, "blog-mysql"),
+		&appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blog"}},
+		&appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}})
+
+	out := succeeds(t, "backup", "-n", ns, "wp/blog", "--name", "launch", "--wait=false")
+	if out != "wordpressbackup/launch created\n" {
+		t.Errorf("backup --wait=false printed %q", out)
+	}
+	wb := &appsv1alpha1.WordPressBackup{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "launch"}, wb); err != nil {
+		t.Fatal(err)
+	}
+	if wb.Spec.WordPressName != "blog" || wb.Spec.Storage != nil || !wb.Spec.Verify {
+		t.Errorf("the WordPressBackup's spec %+v: want the site, the policy's storage and its verify", wb.Spec)
+	}
+
+	generated := succeeds(t, "backup", "-n", ns, "mysql/blog-mysql", "--wait=false", "-o", "yaml")
+	if !containsAll(generated, "kind: MySQLBackup", "name: blog-mysql-2", "mysqlName: blog-mysql") {
+		t.Errorf("backup -o yaml:\n%s", generated)
+	}
+
+	fails(t, 1, []string{"mysql/plain has no spec.backup, so no storage to back up to"}, "backup", "-n", ns, "mysql/plain")
+	fails(t, 1, []string{"mysql/gone in namespace " + ns + ": not found"}, "backup", "-n", ns, "mysql/gone")
+	fails(t, 2, []string{"ws/web: only mysql/<name> or wordpress/<name> can be given here"}, "backup", "ws/web")
+	list := &appsv1alpha1.MySQLBackupList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil || len(list.Items) != 1 {
+		t.Errorf("MySQLBackups after the refusals: %d (%v), want the one made by -o yaml", len(list.Items), err)
+	}
+}
