@@ -128,29 +128,29 @@ func completedAt(completion *metav1.Time, created metav1.Time) time.Time {
 	return created.Time
 }
 
-// emitBackups emits the backup series of in, whose backups are s (nil when it has none) and of
-// which failures have failed so far.
-func (e emitter) emitBackups(in *instance, s *backupState, failures float64) {
-	e.counter(backupFailuresDesc, failures, in.labels()...)
+// emitBackups emits the backup series of the resource labelled pairs, whose backups are s (nil
+// when it has none) and of which failures have failed so far.
+func (e emitter) emitBackups(pairs resourcePairs, s *backupState, failures float64) {
+	e.counter(backupFailuresDesc, failures, pairs)
 	if s == nil {
-		e.gauge(backupVerificationFailedDesc, 0, in.labels()...)
+		e.gauge(backupVerificationFailedDesc, 0, pairs)
 		return
 	}
 	if last := s.lastSuccess; last != nil {
-		e.gauge(backupLastSuccessDesc, unixSeconds(last.completed), in.labels()...)
-		e.gauge(backupLastSizeDesc, float64(last.size), in.labels()...)
+		e.gauge(backupLastSuccessDesc, unixSeconds(last.completed), pairs)
+		e.gauge(backupLastSizeDesc, float64(last.size), pairs)
 		if last.start != nil {
-			e.gauge(backupLastDurationDesc, last.completed.Sub(last.start.Time).Seconds(), in.labels()...)
+			e.gauge(backupLastDurationDesc, last.completed.Sub(last.start.Time).Seconds(), pairs)
 		}
 	}
 	if s.lastVerified != nil {
-		e.gauge(backupLastVerifiedDesc, unixSeconds(s.lastVerified.completed), in.labels()...)
+		e.gauge(backupLastVerifiedDesc, unixSeconds(s.lastVerified.completed), pairs)
 	}
 	failed := 0.0
 	if s.newestVerification != nil && s.newestVerification.verification == appsv1alpha1.VerificationFailed {
 		failed = 1
 	}
-	e.gauge(backupVerificationFailedDesc, failed, in.labels()...)
+	e.gauge(backupVerificationFailedDesc, failed, pairs)
 }
 
 func unixSeconds(t time.Time) float64 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -33,15 +34,17 @@ type Collector struct {
 	ready <-chan struct{}
 	now   func() time.Time
 
-	// mu makes collections run one at a time: they share failures and intervals.
-	mu        sync.Mutex
-	failures  *failureTally
-	intervals *scheduleIntervals
+	// mu makes collections run one at a time: they share failures, intervals and conditions.
+	mu         sync.Mutex
+	failures   *failureTally
+	intervals  *scheduleIntervals
+	conditions conditionPairs
 }
 
 // NewCollector reads the resources from reader (a cache) once ready is closed.
 func NewCollector(reader client.Reader, ready <-chan struct{}) *Collector {
-	return &Collector{reader: reader, ready: ready, now: time.Now, failures: newFailureTally(), intervals: newScheduleIntervals()}
+	return &Collector{reader: reader, ready: ready, now: time.Now, failures: newFailureTally(), intervals: newScheduleIntervals(),
+		conditions: conditionPairs{}}
 }
 
 // Register adds the collector of mgr's resources to controller-runtime's registry, which the
@@ -84,7 +87,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.collect(emitter{ch}, snap)
+	c.collect(emitter{ch: ch, conditions: c.conditions}, snap)
 }
 
 func (c *Collector) collect(e emitter, snap *snapshot) {
@@ -92,15 +95,16 @@ func (c *Collector) collect(e emitter, snap *snapshot) {
 	backups := indexBackups(snap.mysqlBackups.Items, snap.wordPressBackups.Items)
 	c.failures.begin()
 	for _, in := range snap.instances() {
-		e.emitInstance(&in)
+		pairs := pairsOf(&in)
+		e.emitInstance(&in, pairs)
 		if in.kind != kindMySQL && in.kind != kindWordPress {
 			continue
 		}
 		key := resourceKey{in.kind, in.namespace, in.name}
 		s := backups[key]
-		e.emitBackups(&in, s, c.failures.count(key, s.failedBackups()))
+		e.emitBackups(pairs, s, c.failures.count(key, s.failedBackups()))
 		if interval, ok := c.intervals.of(in.backupPolicy, now); ok {
-			e.gauge(backupScheduleIntervalDesc, interval.Seconds(), in.labels()...)
+			e.gauge(backupScheduleIntervalDesc, interval.Seconds(), pairs)
 		}
 	}
 	c.failures.end()
@@ -138,35 +142,39 @@ func (s *snapshot) instances() []instance {
 }
 
 // emitter sends series to a collection's channel.
-type emitter struct{ ch chan<- prometheus.Metric }
-
-func (e emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
-	e.ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+type emitter struct {
+	ch         chan<- prometheus.Metric
+	conditions conditionPairs
 }
 
-func (e emitter) counter(d *prometheus.Desc, v float64, labels ...string) {
-	e.ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+func (e emitter) gauge(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
+	e.ch <- &sample{desc: d, valueType: prometheus.GaugeValue, value: v, labels: labels}
+}
+
+func (e emitter) counter(d *prometheus.Desc, v float64, labels []*dto.LabelPair) {
+	e.ch <- &sample{desc: d, valueType: prometheus.CounterValue, value: v, labels: labels}
 }
 
 // emitInstance emits the series every resource has: its conditions, replicas, rollbacks and the
 // volume claim of its data.
-func (e emitter) emitInstance(in *instance) {
+func (e emitter) emitInstance(in *instance, pairs resourcePairs) {
 	for i := range in.conditions {
 		c := &in.conditions[i]
+		condition := e.conditions.of(c.Type)
 		current := statusLabel(c.Status)
-		for _, s := range conditionStatuses {
+		for j, s := range conditionStatuses {
 			value := 0.0
 			if s.label == current {
 				value = 1
 			}
-			e.gauge(conditionDesc, value, in.labels(c.Type, s.label)...)
+			e.gauge(conditionDesc, value, pairs.with(condition, statusPairs[j]))
 		}
-		e.gauge(conditionTransitionDesc, unixSeconds(c.LastTransitionTime.Time), in.labels(c.Type)...)
+		e.gauge(conditionTransitionDesc, unixSeconds(c.LastTransitionTime.Time), pairs.with(condition, nil))
 	}
-	e.gauge(replicasDesiredDesc, float64(in.desired), in.labels()...)
-	e.gauge(replicasReadyDesc, float64(in.ready), in.labels()...)
-	e.counter(rollbacksDesc, float64(in.rollbacks), in.labels()...)
+	e.gauge(replicasDesiredDesc, float64(in.desired), pairs)
+	e.gauge(replicasReadyDesc, float64(in.ready), pairs)
+	e.counter(rollbacksDesc, float64(in.rollbacks), pairs)
 	if in.claim != "" {
-		e.gauge(volumeClaimDesc, 1, in.labels(in.claim)...)
+		e.gauge(volumeClaimDesc, 1, pairs.with(nil, labelPair("persistentvolumeclaim", in.claim)))
 	}
 }

@@ -18,10 +18,6 @@ type instance struct {
 	backupPolicy *appsv1alpha1.MySQLBackupPolicy
 }
 
-func (in *instance) labels(extra ...string) []string {
-	return append([]string{in.kind, in.namespace, in.name}, extra...)
-}
-
 func webServers(list *appsv1alpha1.WebServerList) []instance {
 	out := make([]instance, 0, len(list.Items))
 	for i := range list.Items {
