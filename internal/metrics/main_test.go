@@ -73,13 +73,6 @@ func sample(text, name string, l labels) (float64, bool) {
 	return 0, false
 }
 
-// value is the value of name{l} in a scrape now, zero when absent.
-func value(t *testing.T, name string, l labels) float64 {
-	t.Helper()
-	v, _ := sample(scrape(t), name, l)
-	return v
-}
-
 // waitSample waits until a scrape shows name{l} with the value want.
 func waitSample(t *testing.T, name string, l labels, want float64) {
 	t.Helper()

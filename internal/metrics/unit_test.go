@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -66,5 +67,27 @@ func TestBackupFailuresNeverDecrease(t *testing.T) {
 	tally.end()
 	if len(tally.resources) != 0 {
 		t.Errorf("a deleted resource's count is kept: %v", tally.resources)
+	}
+}
+
+// A restore point is one backup of its WordPress: its size is its two artifacts', and its
+// verification its database dump's.
+func TestWordPressBackupsAreSummarised(t *testing.T) {
+	completed := metav1.NewTime(time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC))
+	started := metav1.NewTime(completed.Add(-90 * time.Second))
+	dump := appsv1alpha1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "blog", Name: "point-db", UID: "dump"},
+		Spec:   appsv1alpha1.MySQLBackupSpec{MySQLName: "site-mysql"},
+		Status: appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupSucceeded, Size: 1000, CompletionTime: &completed, Verification: appsv1alpha1.VerificationFailed}}
+	point := appsv1alpha1.WordPressBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "blog", Name: "point", UID: "point"},
+		Spec: appsv1alpha1.WordPressBackupSpec{WordPressName: "site"},
+		Status: appsv1alpha1.WordPressBackupStatus{Phase: appsv1alpha1.BackupSucceeded, StartTime: &started, CompletionTime: &completed,
+			Content: &appsv1alpha1.WordPressContentBackup{Size: 234}}}
+	states := indexBackups([]appsv1alpha1.MySQLBackup{dump}, []appsv1alpha1.WordPressBackup{point})
+	site := states[resourceKey{kindWordPress, "blog", "site"}]
+	if site == nil || site.lastSuccess == nil || site.lastSuccess.size != 1234 || site.newestVerification == nil || site.lastVerified != nil {
+		t.Fatalf("WordPress backups %+v, want the restore point of 1234 bytes, failed verification", site)
+	}
+	if db := states[resourceKey{kindMySQL, "blog", "site-mysql"}]; db == nil || db.lastSuccess == nil || db.lastSuccess.size != 1000 {
+		t.Errorf("the MySQL's backups %+v, want its dump", db)
 	}
 }
