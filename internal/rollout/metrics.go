@@ -24,8 +24,17 @@ var (
 	}, []string{"kind"})
 )
 
+// kinds are the kinds whose rollouts are counted: their series start at zero, so that a rate
+// over the first rollout of the operator's life sees it.
+var kinds = []string{"WebServer", "Memcached", "PodSet", "MySQL", "WordPress"}
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(rolloutsStarted, rolloutsCompleted, rolloutsRolledBack)
+	for _, kind := range kinds {
+		for _, counter := range []*prometheus.CounterVec{rolloutsStarted, rolloutsCompleted, rolloutsRolledBack} {
+			counter.WithLabelValues(kind)
+		}
+	}
 }
 
 // counts is whether d changes the rollout in a way the counters record, so that its status is
