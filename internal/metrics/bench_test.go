@@ -113,17 +113,22 @@ func BenchmarkCollect(b *testing.B) {
 		registry := prometheus.NewRegistry()
 		registry.MustRegister(c)
 		b.ReportAllocs()
+		var size int
 		for b.Loop() {
 			families, err := registry.Gather()
 			if err != nil {
 				b.Fatal(err)
 			}
+			size = 0
 			for _, f := range families {
-				if _, err := expfmt.MetricFamilyToText(io.Discard, f); err != nil {
+				n, err := expfmt.MetricFamilyToText(io.Discard, f)
+				if err != nil {
 					b.Fatal(err)
 				}
+				size += n
 			}
 		}
+		b.ReportMetric(float64(size), "text-bytes")
 	})
 }
 
