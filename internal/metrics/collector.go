@@ -134,11 +134,11 @@ func read(ctx context.Context, reader client.Reader) (*snapshot, error) {
 }
 
 func (s *snapshot) instances() []instance {
-	out := webServers(&s.webServers)
-	out = append(out, memcacheds(&s.memcacheds)...)
-	out = append(out, podSets(&s.podSets)...)
-	out = append(out, mySQLs(&s.mySQLs)...)
-	return append(out, wordPresses(&s.wordPresses)...)
+	out := instancesOf(s.webServers.Items, webServer)
+	out = append(out, instancesOf(s.memcacheds.Items, memcached)...)
+	out = append(out, instancesOf(s.podSets.Items, podSet)...)
+	out = append(out, instancesOf(s.mySQLs.Items, mySQL)...)
+	return append(out, instancesOf(s.wordPresses.Items, wordPress)...)
 }
 
 // emitter sends series to a collection's channel.

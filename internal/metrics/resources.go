@@ -18,56 +18,40 @@ type instance struct {
 	backupPolicy *appsv1alpha1.MySQLBackupPolicy
 }
 
-func webServers(list *appsv1alpha1.WebServerList) []instance {
-	out := make([]instance, 0, len(list.Items))
-	for i := range list.Items {
-		ws := &list.Items[i]
-		out = append(out, instance{kind: "WebServer", namespace: ws.Namespace, name: ws.Name, conditions: ws.Status.Conditions,
-			desired: ws.DesiredReplicas(), ready: ws.Status.ReadyReplicas, rollbacks: ws.Status.Rollout.Rollbacks})
+// instancesOf is items as instances, each made by of.
+func instancesOf[T any](items []T, of func(*T) instance) []instance {
+	out := make([]instance, 0, len(items))
+	for i := range items {
+		out = append(out, of(&items[i]))
 	}
 	return out
 }
 
-func memcacheds(list *appsv1alpha1.MemcachedList) []instance {
-	out := make([]instance, 0, len(list.Items))
-	for i := range list.Items {
-		mc := &list.Items[i]
-		out = append(out, instance{kind: "Memcached", namespace: mc.Namespace, name: mc.Name, conditions: mc.Status.Conditions,
-			desired: mc.DesiredSize(), ready: mc.Status.ReadyReplicas, rollbacks: mc.Status.Rollout.Rollbacks})
-	}
-	return out
+func webServer(ws *appsv1alpha1.WebServer) instance {
+	return instance{kind: "WebServer", namespace: ws.Namespace, name: ws.Name, conditions: ws.Status.Conditions,
+		desired: ws.DesiredReplicas(), ready: ws.Status.ReadyReplicas, rollbacks: ws.Status.Rollout.Rollbacks}
 }
 
-func podSets(list *appsv1alpha1.PodSetList) []instance {
-	out := make([]instance, 0, len(list.Items))
-	for i := range list.Items {
-		ps := &list.Items[i]
-		out = append(out, instance{kind: "PodSet", namespace: ps.Namespace, name: ps.Name, conditions: ps.Status.Conditions,
-			desired: ps.DesiredReplicas(), ready: ps.Status.ReadyReplicas, rollbacks: ps.Status.Rollout.Rollbacks})
-	}
-	return out
+func memcached(mc *appsv1alpha1.Memcached) instance {
+	return instance{kind: "Memcached", namespace: mc.Namespace, name: mc.Name, conditions: mc.Status.Conditions,
+		desired: mc.DesiredSize(), ready: mc.Status.ReadyReplicas, rollbacks: mc.Status.Rollout.Rollbacks}
 }
 
-// mySQLs are the MySQLs as instances; a MySQL always runs one server.
-func mySQLs(list *appsv1alpha1.MySQLList) []instance {
-	out := make([]instance, 0, len(list.Items))
-	for i := range list.Items {
-		m := &list.Items[i]
-		out = append(out, instance{kind: kindMySQL, namespace: m.Namespace, name: m.Name, conditions: m.Status.Conditions,
-			desired: 1, ready: m.Status.ReadyReplicas, rollbacks: m.Status.Rollout.Rollbacks, claim: m.DataClaimName(),
-			backupPolicy: m.Spec.Backup})
-	}
-	return out
+func podSet(ps *appsv1alpha1.PodSet) instance {
+	return instance{kind: "PodSet", namespace: ps.Namespace, name: ps.Name, conditions: ps.Status.Conditions,
+		desired: ps.DesiredReplicas(), ready: ps.Status.ReadyReplicas, rollbacks: ps.Status.Rollout.Rollbacks}
 }
 
-func wordPresses(list *appsv1alpha1.WordPressList) []instance {
-	out := make([]instance, 0, len(list.Items))
-	for i := range list.Items {
-		wp := &list.Items[i]
-		out = append(out, instance{kind: kindWordPress, namespace: wp.Namespace, name: wp.Name, conditions: wp.Status.Conditions,
-			desired: wp.DesiredReplicas(), ready: wp.Status.ReadyReplicas, rollbacks: wp.Status.Rollout.Rollbacks, claim: wp.ContentClaimName()})
-	}
-	return out
+// mySQL is a MySQL as an instance; a MySQL always runs one server.
+func mySQL(m *appsv1alpha1.MySQL) instance {
+	return instance{kind: kindMySQL, namespace: m.Namespace, name: m.Name, conditions: m.Status.Conditions,
+		desired: 1, ready: m.Status.ReadyReplicas, rollbacks: m.Status.Rollout.Rollbacks, claim: m.DataClaimName(),
+		backupPolicy: m.Spec.Backup}
+}
+
+func wordPress(wp *appsv1alpha1.WordPress) instance {
+	return instance{kind: kindWordPress, namespace: wp.Namespace, name: wp.Name, conditions: wp.Status.Conditions,
+		desired: wp.DesiredReplicas(), ready: wp.Status.ReadyReplicas, rollbacks: wp.Status.Rollout.Rollbacks, claim: wp.ContentClaimName()}
 }
 
 // The kinds that have backups.
