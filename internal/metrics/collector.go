@@ -51,11 +51,15 @@ func NewCollector(reader client.Reader, ready <-chan struct{}) *Collector {
 // manager's metrics endpoint serves. A manager built again in the same process replaces the
 // collector of the one before.
 func Register(mgr ctrl.Manager) error {
-	c := NewCollector(mgr.GetCache(), mgr.Elected())
-	err := ctrlmetrics.Registry.Register(c)
+	return register(ctrlmetrics.Registry, NewCollector(mgr.GetCache(), mgr.Elected()))
+}
+
+// register adds c to registry in place of the collector registered before, if any.
+func register(registry prometheus.Registerer, c *Collector) error {
+	err := registry.Register(c)
 	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-		ctrlmetrics.Registry.Unregister(are.ExistingCollector)
-		err = ctrlmetrics.Registry.Register(c)
+		registry.Unregister(are.ExistingCollector)
+		err = registry.Register(c)
 	}
 	if err != nil {
 		return fmt.Errorf("register the appkeeper metrics: %w", err)

@@ -132,6 +132,27 @@ func BenchmarkCollect(b *testing.B) {
 	})
 }
 
+// A manager built again in the same process serves its own resources, not the first one's.
+func TestCollectorOfANewManagerReplacesTheFirst(t *testing.T) {
+	ready := make(chan struct{})
+	close(ready)
+	registry := prometheus.NewRegistry()
+	for _, n := range []int{1, 2} {
+		if err := register(registry, NewCollector(&listsReader{snap: fleet(n)}, ready)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "appkeeper_resource_replicas_desired" && len(f.GetMetric()) != 10 {
+			t.Errorf("%d series of replicas, want those of the second collector's 10 resources", len(f.GetMetric()))
+		}
+	}
+}
+
 // The series' labels are those their descriptors name, in order, as a pedantic registry checks.
 func TestSeriesMatchTheirDescriptors(t *testing.T) {
 	ready := make(chan struct{})
