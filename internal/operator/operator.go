@@ -36,6 +36,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/controller/webserver"
 	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
 	"github.com/appkeeper/appkeeper/internal/controller/wordpressbackup"
+	"github.com/appkeeper/appkeeper/internal/metrics"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
@@ -135,9 +136,9 @@ func podMetadataAndStatus(obj any) (any, error) {
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
-	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
+	metricsServer := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
 	if o.SecureMetrics {
-		metrics.FilterProvider = metricsauth.NewFilter
+		metricsServer.FilterProvider = metricsauth.NewFilter
 	}
 	cacheOptions, err := newCacheOptions(cfg, o.Namespaces)
 	if err != nil {
@@ -145,7 +146,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        Scheme(),
-		Metrics:                       metrics,
+		Metrics:                       metricsServer,
 		HealthProbeBindAddress:        o.ProbeAddr,
 		PprofBindAddress:              o.PprofAddr,
 		LeaderElection:                o.LeaderElect,
@@ -223,6 +224,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
 	if err := forgetDeletedStatus(mgr); err != nil {
+		return nil, err
+	}
+	if err := metrics.Register(mgr); err != nil {
 		return nil, err
 	}
 	return mgr, nil

@@ -49,6 +49,11 @@ type Decision struct {
 	// RolledBack is the failure this pass found and rolled back, for an Event and the counter;
 	// nil on every other pass.
 	RolledBack *appsv1alpha1.FailedRevision
+	// Started: this pass is the first to see the spec ask for a revision other than the last good
+	// one, a rollout to count. A new instance's first revision, with no last good one, is not.
+	Started bool
+	// Completed: this pass made the spec's revision the last good one in place of another (Complete).
+	Completed bool
 	// Stalled is the failure found when the policy does not roll back: the spec's revision stays
 	// applied and Degraded says why.
 	Stalled *appsv1alpha1.FailedRevision
@@ -64,15 +69,16 @@ type Decision struct {
 // until the spec asks for another revision: never a retry, never a second rollback in a row.
 func Decide(in Input) Decision {
 	st := *in.Status.DeepCopy()
+	d := Decision{}
 	if st.UpdateRevision != in.Desired.Name {
 		st.UpdateRevision = in.Desired.Name
 		st.UpdateTime = &metav1.Time{Time: in.Now}
+		d.Started = st.LastGood != nil && st.LastGood.Name != in.Desired.Name
 	}
 	if st.Failed != nil && st.Failed.Name != in.Desired.Name {
 		// The spec changed: the new revision gets its chance.
 		st.Failed = nil
 	}
-	d := Decision{}
 	switch {
 	case st.Failed != nil && st.LastGood != nil:
 		d.RollBack = true
@@ -106,6 +112,7 @@ func (d *Decision) Complete(desired Revision, now time.Time) {
 	if d.RollBack || d.Status.CurrentRevision != desired.Name || (d.Status.LastGood != nil && d.Status.LastGood.Name == desired.Name) {
 		return
 	}
+	d.Completed = d.Status.LastGood != nil
 	d.Status.LastGood = &appsv1alpha1.GoodRevision{
 		Name: desired.Name, Image: desired.Image, ConfigHash: desired.ConfigHash,
 		Time: metav1.Time{Time: now}, Spec: desired.Spec,

@@ -64,6 +64,7 @@ func TestDecide(t *testing.T) {
 		recheck    time.Duration
 		rollbacks  int32
 		failed     string // status.rollout.failed.name
+		started    bool   // a rollout to count
 	}
 	tests := []struct {
 		name   string
@@ -78,7 +79,7 @@ func TestDecide(t *testing.T) {
 			now: start.Add(time.Hour), want: want{current: "bad"}},
 		{name: "a new revision starts: the deadline runs from now",
 			status: appsv1alpha1.RolloutStatus{CurrentRevision: "good", UpdateRevision: "good", LastGood: good.DeepCopy()},
-			now:    start, want: want{current: "bad", recheck: 601 * time.Second}},
+			now:    start, want: want{current: "bad", recheck: 601 * time.Second, started: true}},
 		{name: "rolling out within the deadline",
 			status: rollingOut(), pods: []corev1.Pod{pod("old", start.Add(-time.Hour), ""), pod("new", start.Add(time.Second), "")},
 			now: start.Add(100 * time.Second), want: want{current: "bad", recheck: 501 * time.Second}},
@@ -109,7 +110,7 @@ func TestDecide(t *testing.T) {
 			status: rolledBack(), pods: []corev1.Pod{pod("restored", start.Add(2*time.Minute), appsv1alpha1.ReasonCrashLoopBackOff)},
 			now: start.Add(time.Hour), want: want{current: "good", rollBack: true, rollbacks: 1, failed: "bad"}},
 		{name: "rolled back, then a spec change: the new revision gets its chance",
-			status: rolledBack(), now: start.Add(time.Hour), want: want{current: "fixed", rollbacks: 1, recheck: 601 * time.Second}},
+			status: rolledBack(), now: start.Add(time.Hour), want: want{current: "fixed", rollbacks: 1, recheck: 601 * time.Second, started: true}},
 		{name: "rolled back, then the spec goes back to the good revision",
 			status: rolledBack(), now: start.Add(time.Hour), want: want{current: "good", rollbacks: 1}},
 	}
@@ -123,7 +124,7 @@ func TestDecide(t *testing.T) {
 				desired = Revision{Name: "good", Image: "nginx:1.27"}
 			}
 			d := Decide(Input{Policy: tt.policy, Status: tt.status, Desired: desired, Pods: tt.pods, Now: tt.now})
-			got := want{current: d.Status.CurrentRevision, rollBack: d.RollBack, recheck: d.Recheck, rollbacks: d.Status.Rollbacks}
+			got := want{current: d.Status.CurrentRevision, rollBack: d.RollBack, recheck: d.Recheck, rollbacks: d.Status.Rollbacks, started: d.Started}
 			if d.RolledBack != nil {
 				got.rolledBack = d.RolledBack.Reason
 			}
@@ -158,15 +159,21 @@ func TestComplete(t *testing.T) {
 	d := Decide(Input{Status: rollingOut(), Desired: bad, Now: start.Add(time.Minute)})
 	d.Complete(bad, start.Add(time.Minute))
 	if lg := d.Status.LastGood; lg == nil || lg.Name != "bad" || lg.Image != "nginx:broken" || string(lg.Spec.Raw) != string(bad.Spec.Raw) ||
-		!lg.Time.Equal(&metav1.Time{Time: start.Add(time.Minute)}) || d.Recheck != 0 {
-		t.Errorf("last good %+v, recheck %v", lg, d.Recheck)
+		!lg.Time.Equal(&metav1.Time{Time: start.Add(time.Minute)}) || d.Recheck != 0 || !d.Completed {
+		t.Errorf("last good %+v, recheck %v, completed %v", lg, d.Recheck, d.Completed)
+	}
+
+	// A new instance's first revision completes no rollout.
+	d = Decide(Input{Desired: bad, Now: start})
+	if d.Complete(bad, start); d.Status.LastGood == nil || d.Completed {
+		t.Errorf("last good %+v, completed %v after the first revision", d.Status.LastGood, d.Completed)
 	}
 
 	// A rolled back pass completes the last good revision, which stays as it was.
 	d = Decide(Input{Status: rolledBack(), Desired: bad, Now: start.Add(time.Hour)})
 	d.Complete(bad, start.Add(time.Hour))
-	if d.Status.LastGood.Name != "good" || !d.Status.LastGood.Time.Equal(&good.Time) {
-		t.Errorf("last good %+v after a rolled back pass", d.Status.LastGood)
+	if d.Status.LastGood.Name != "good" || !d.Status.LastGood.Time.Equal(&good.Time) || d.Completed {
+		t.Errorf("last good %+v, completed %v after a rolled back pass", d.Status.LastGood, d.Completed)
 	}
 }
 

@@ -5,36 +5,22 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
-// rollbacks counts the failed revisions rolled back, by kind: one series per kind keeps the
-// cardinality bounded whatever the number of instances.
-var rollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "appkeeper_rollbacks_total",
-	Help: "Failed revisions the operator rolled back to the last good revision, by kind.",
-}, []string{"kind"})
-
-func init() {
-	ctrlmetrics.Registry.MustRegister(rollbacks)
-}
-
 // Record tells of the rollback d made, if any: a Warning Event on obj naming the failed and the
-// restored revision, a log line and the counter of its kind.
-func Record(ctx context.Context, recorder events.EventRecorder, obj runtime.Object, kind string, d Decision) {
+// restored revision, and a log line.
+func Record(ctx context.Context, recorder events.EventRecorder, obj runtime.Object, d Decision) {
 	if d.RolledBack == nil || d.Status.LastGood == nil {
 		return
 	}
-	rollbacks.WithLabelValues(kind).Inc()
 	good := d.Status.LastGood
 	log.FromContext(ctx).Info("rolled back a failed revision to the last good one",
 		"failed", d.RolledBack.Name, "failedImage", d.RolledBack.Image, "reason", d.RolledBack.Reason,

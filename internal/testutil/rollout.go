@@ -17,8 +17,8 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 )
 
-// Rollbacks is appkeeper_rollbacks_total for kind, as the operator running in this process has
-// counted it so far.
+// Rollbacks is appkeeper_rollouts_rolled_back_total for kind, as the operator running in this
+// process has counted it so far.
 func Rollbacks(t *testing.T, kind string) float64 {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
@@ -26,7 +26,7 @@ func Rollbacks(t *testing.T, kind string) float64 {
 		t.Fatal(err)
 	}
 	for _, family := range families {
-		if family.GetName() != "appkeeper_rollbacks_total" {
+		if family.GetName() != "appkeeper_rollouts_rolled_back_total" {
 			continue
 		}
 		for _, m := range family.GetMetric() {

@@ -323,7 +323,7 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, want rollba
 		return fmt.Errorf("no RolledBack event for %s %s naming revision %s", kind, name, f.Name)
 	})
 	if after := testutil.Rollbacks(t, kind); after != before+1 {
-		t.Errorf("appkeeper_rollbacks_total{kind=%q} went from %v to %v, want one more", kind, before, after)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=%q} went from %v to %v, want one more", kind, before, after)
 	}
 	return st
 }

@@ -219,7 +219,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	}
 	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 	if got := testutil.Rollbacks(t, "PodSet"); got != counted+1 {
-		t.Errorf("appkeeper_rollbacks_total{kind=PodSet} = %v, want %v", got, counted+1)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=PodSet} = %v, want %v", got, counted+1)
 	}
 
 	// The failed pod is replaced by one of the good template, the pods that served stay.
@@ -339,7 +339,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	}
 	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "PodSet"); got != counted {
-		t.Errorf("appkeeper_rollbacks_total{kind=PodSet} = %v, want %v", got, counted)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=PodSet} = %v, want %v", got, counted)
 	}
 }
 

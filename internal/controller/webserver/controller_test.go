@@ -72,17 +72,7 @@ func childrenExist(t *testing.T, ns string) (*appsv1.Deployment, *corev1.Service
 // current template is available.
 func markDeploymentReady(t *testing.T, ns string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		dep := &appsv1.Deployment{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
-			return err
-		}
-		n := *dep.Spec.Replicas
-		dep.Status = appsv1.DeploymentStatus{
-			ObservedGeneration: dep.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
-		}
-		return k8s.Status().Update(ctx, dep)
-	})
+	testutil.MarkDeploymentReady(t, k8s, ns, "web", timeout)
 }
 
 func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {

@@ -158,7 +158,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	}
 	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 	if got := testutil.Rollbacks(t, "WebServer"); got != counted+1 {
-		t.Errorf("appkeeper_rollbacks_total{kind=WebServer} = %v, want %v", got, counted+1)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WebServer} = %v, want %v", got, counted+1)
 	}
 
 	// The Deployment controller scales the failed ReplicaSet down and the good one back up.
@@ -255,7 +255,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	}
 	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "WebServer"); got != counted {
-		t.Errorf("appkeeper_rollbacks_total{kind=WebServer} = %v, want %v", got, counted)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WebServer} = %v, want %v", got, counted)
 	}
 }
 

@@ -130,7 +130,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	}
 	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 	if got := testutil.Rollbacks(t, "WordPress"); got != counted+1 {
-		t.Errorf("appkeeper_rollbacks_total{kind=WordPress} = %v, want %v", got, counted+1)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WordPress} = %v, want %v", got, counted+1)
 	}
 
 	// The Deployment controller replaces the failed pod with one of the good template.
@@ -221,7 +221,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	}
 	testutil.RequireNoRolledBackEvent(t, k8s, ns)
 	if got := testutil.Rollbacks(t, "WordPress"); got != counted {
-		t.Errorf("appkeeper_rollbacks_total{kind=WordPress} = %v, want %v", got, counted)
+		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WordPress} = %v, want %v", got, counted)
 	}
 }
 
