@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/dashboards"
 	"github.com/appkeeper/appkeeper/internal/installer"
 	"github.com/appkeeper/appkeeper/internal/testservers"
 	"github.com/appkeeper/appkeeper/internal/testutil"
@@ -89,6 +90,7 @@ func TestDegradedAlertFiresAndClears(t *testing.T) {
 	}
 
 	checkRulesEvaluate(t, prometheus)
+	checkDashboardQueriesEvaluate(t, prometheus)
 
 	createSecret(t, ns, "db-passwords")
 	began = time.Now()
@@ -116,6 +118,28 @@ func checkRulesEvaluate(t *testing.T, prometheus *testservers.PrometheusServer) 
 			t.Errorf("%s: health %q", alert, health[alert])
 		}
 	}
+}
+
+// checkDashboardQueriesEvaluate: every query of every dashboard panel, its variables on "All",
+// evaluates without error against what the operator serves.
+func checkDashboardQueriesEvaluate(t *testing.T, prometheus *testservers.PrometheusServer) {
+	t.Helper()
+	queries, err := dashboards.Queries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for _, q := range queries {
+		samples, err := prometheus.Query(context.Background(), q.Expr)
+		if err != nil {
+			t.Errorf("dashboard %s, panel %q, query %s: %v\n%s", q.Dashboard, q.Panel, q.RefID, err, q.Expr)
+			continue
+		}
+		if len(samples) > 0 {
+			answered++
+		}
+	}
+	t.Logf("%d dashboard queries evaluated, %d with samples", len(queries), answered)
 }
 
 // waitForAlert waits until AppkeeperInstanceDegraded's alerts for the MySQL ns/db pass check, and
