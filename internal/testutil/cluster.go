@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
@@ -26,26 +28,28 @@ func StartLocalCluster(ctx context.Context, prefix string) (*localcluster.Cluste
 
 // RunOnBareLocalCluster runs a package's tests on a local cluster of its own that serves none of
 // appkeeper's CRDs and runs no operator: the cluster a test installs appkeeper on as a user would,
-// with dist/install.yaml or the Helm chart. setUp receives the cluster before the tests run; the
-// cluster is stopped after them. It returns the exit code for os.Exit.
-func RunOnBareLocalCluster(m *testing.M, prefix string, setUp func(*localcluster.Cluster) error) int {
+// with dist/install.yaml or the Helm chart. Before the tests run, cluster is set to it and admin to
+// a cluster-admin client of it that knows scheme's types; the cluster is stopped after them. It returns the exit code for
+// os.Exit.
+func RunOnBareLocalCluster(m *testing.M, prefix string, scheme *runtime.Scheme, cluster **localcluster.Cluster, admin *client.Client) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster, err := startLocalCluster(ctx, prefix, nil)
+	c, err := startLocalCluster(ctx, prefix, nil)
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
 	defer func() {
-		if err := cluster.Stop(); err != nil {
+		if err := c.Stop(); err != nil {
 			fmt.Println(err)
 		}
 	}()
-	if err := setUp(cluster); err != nil {
+	*cluster = c
+	if *admin, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Println("cluster state and logs:", cluster.Dir)
+	fmt.Println("cluster state and logs:", c.Dir)
 	return m.Run()
 }
 

@@ -25,10 +25,5 @@ var (
 
 func TestMain(m *testing.M) {
 	// No CRDs: helm installs them, with the release.
-	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-helm-", func(c *localcluster.Cluster) error {
-		cluster = c
-		var err error
-		k8s, err = client.New(c.Config, client.Options{Scheme: operator.Scheme()})
-		return err
-	}))
+	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-helm-", operator.Scheme(), &cluster, &k8s))
 }

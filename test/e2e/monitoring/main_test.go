@@ -27,10 +27,5 @@ var (
 
 func TestMain(m *testing.M) {
 	// No CRDs and no operator: the install brings the CRDs, the test runs the operator.
-	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-monitoring-", func(c *localcluster.Cluster) error {
-		cluster = c
-		var err error
-		k8s, err = client.New(c.Config, client.Options{Scheme: operator.Scheme()})
-		return err
-	}))
+	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-monitoring-", operator.Scheme(), &cluster, &k8s))
 }
