@@ -127,4 +127,3 @@ func writeFile(t *testing.T, name, content string) {
 		t.Fatal(err)
 	}
 }
-
