@@ -19,22 +19,35 @@ func TestImageRuleIsTheReferenceGrammar(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []string{"WebServer", "Memcached", "MySQL", "WordPress"} {
-		image := imageSchema(t, crds, kind)
-		if len(image.XValidations) != 1 || image.XValidations[0].Rule != want {
-			t.Errorf("%s spec.image rules = %+v, want the one rule %s", kind, image.XValidations, want)
-		}
-		// The API server estimates a rule's cost from the longest string it may see.
-		if image.MaxLength == nil {
-			t.Errorf("%s spec.image has no maxLength", kind)
-		}
+		checkImageRule(t, kind+" spec.image", imageSchema(t, crds, kind), want)
+	}
+	for _, kind := range []string{"WebServer", "Memcached", "MySQL"} {
+		spec := specSchema(t, crds, kind)
+		checkImageRule(t, kind+" spec.monitoring.image", spec.Properties["monitoring"].Properties["image"], want)
+	}
+}
+
+func checkImageRule(t *testing.T, field string, image apiextensionsv1.JSONSchemaProps, want string) {
+	t.Helper()
+	if len(image.XValidations) != 1 || image.XValidations[0].Rule != want {
+		t.Errorf("%s rules = %+v, want the one rule %s", field, image.XValidations, want)
+	}
+	// The API server estimates a rule's cost from the longest string it may see.
+	if image.MaxLength == nil {
+		t.Errorf("%s has no maxLength", field)
 	}
 }
 
 func imageSchema(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition, kind string) apiextensionsv1.JSONSchemaProps {
 	t.Helper()
+	return specSchema(t, crds, kind).Properties["image"]
+}
+
+func specSchema(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition, kind string) apiextensionsv1.JSONSchemaProps {
+	t.Helper()
 	for _, c := range crds {
 		if c.Spec.Names.Kind == kind {
-			return c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["image"]
+			return c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 		}
 	}
 	t.Fatalf("no CRD of kind %s", kind)

@@ -107,6 +107,10 @@ type MemcachedSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
+
+	// Monitoring runs memcached's Prometheus exporter in each member pod.
+	// +optional
+	Monitoring Monitoring `json:"monitoring,omitempty"`
 }
 
 // MemcachedStatus is what the operator observed of the memcached cluster.

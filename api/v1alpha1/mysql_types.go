@@ -155,6 +155,13 @@ type MySQLSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
+
+	// Monitoring runs mysqld's Prometheus exporter in the pod. It connects as the account
+	// appkeeper_exporter, from 127.0.0.1 only, with the privileges PROCESS, REPLICATION CLIENT and
+	// SELECT; its password is in the Secret <name>-exporter-account, which is kept, with its
+	// password, when monitoring is turned off.
+	// +optional
+	Monitoring Monitoring `json:"monitoring,omitempty"`
 }
 
 // MySQLStatus is what the operator observed of the MySQL server.
@@ -268,6 +275,10 @@ func (m *MySQL) HeadlessServiceName() string { return m.Name + "-headless" }
 // BackupAccountSecretName holds the password of the account backups connect as, and the SQL
 // that creates that account each time the server starts.
 func (m *MySQL) BackupAccountSecretName() string { return m.Name + "-backup-account" }
+
+// ExporterAccountSecretName holds the password of the account the metrics exporter connects as,
+// in the option file the exporter reads.
+func (m *MySQL) ExporterAccountSecretName() string { return m.Name + "-exporter-account" }
 
 // ConfigMapName holds my.cnf.
 func (m *MySQL) ConfigMapName() string { return m.Name + "-config" }

@@ -30,7 +30,7 @@ func meta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, 
 func mysqlNames(m *appsv1alpha1.MySQL) derivedNames {
 	return derivedNames{
 		labels:  []string{m.ChildName(), m.HeadlessServiceName(), m.ChildName() + "-0", revisionLabel(m.ChildName())},
-		objects: []string{m.ConfigMapName(), m.GeneratedSecretName(), m.DataClaimName()},
+		objects: []string{m.ConfigMapName(), m.GeneratedSecretName(), m.DataClaimName(), m.BackupAccountSecretName(), m.ExporterAccountSecretName()},
 	}
 }
 

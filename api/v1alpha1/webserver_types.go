@@ -111,6 +111,11 @@ type WebServerSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Upgrade UpgradePolicy `json:"upgrade,omitempty"`
+
+	// Monitoring runs nginx's Prometheus exporter in each pod, reading nginx's stub_status page,
+	// which nginx then serves on 127.0.0.1:8079 only.
+	// +optional
+	Monitoring Monitoring `json:"monitoring,omitempty"`
 }
 
 // WebServerStatus is what the operator observed of the web server cluster.

@@ -22,6 +22,10 @@ var InvalidSpecs = []InvalidSpec{
 	{"image with spaces", "WebServer", map[string]any{"image": "nginx 1.23"}, imageRefused},
 	{"image with a capital in its name", "WebServer", map[string]any{"image": "Nginx:1.27"}, imageRefused},
 	{"image with two tags", "WebServer", map[string]any{"image": "nginx:1.27:2"}, imageRefused},
+	{"exporter image with spaces", "WebServer", monitoring("nginx exporter"), exporterImageRefused},
+	{"memcached exporter image with a capital", "Memcached", monitoring("prom/Memcached-exporter:v0.15.3"), exporterImageRefused},
+	{"mysql exporter image with two tags", "MySQL", monitoring("prom/mysqld-exporter:v0.17:2"), exporterImageRefused},
+	{"exporter image too long", "WebServer", monitoring("exporter:" + strings.Repeat("1", 1024)), "spec.monitoring.image: Too long"},
 	{"image too long", "WebServer", map[string]any{"image": "nginx:" + strings.Repeat("1", 1024)}, "spec.image: Too long"},
 	{"port zero", "WebServer", map[string]any{"port": 0}, "spec.port"},
 	{"port too high", "WebServer", map[string]any{"port": 65536}, "spec.port"},
@@ -136,6 +140,14 @@ var InvalidSpecs = []InvalidSpec{
 
 // imageRefused is the message of a spec.image that is no image reference.
 const imageRefused = "spec.image must be an image reference such as"
+
+// exporterImageRefused is the message of a spec.monitoring.image that is no image reference.
+const exporterImageRefused = "spec.monitoring.image must be an image reference such as"
+
+// monitoring is a spec that turns monitoring on with image.
+func monitoring(image string) map[string]any {
+	return map[string]any{"monitoring": map[string]any{"enabled": true, "image": image}}
+}
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
 // the operator.

@@ -40,6 +40,7 @@ func podFields(spec, good *appsv1alpha1.MemcachedSpec) {
 	spec.PodSecurityContext, spec.SecurityContext = good.PodSecurityContext, good.SecurityContext
 	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
 	spec.PodLabels, spec.PodAnnotations = good.PodLabels, good.PodAnnotations
+	spec.Monitoring = good.Monitoring
 }
 
 // replaceFailedMembers deletes, all at once, the members a rolled back revision left not Ready:

@@ -20,10 +20,14 @@ import (
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
-// reconcileBackupAccount keeps the Secret of the account backups connect as. Its password is made
-// once; mysqld sets it on the account at every start, so even a lost Secret costs no data, only a
-// restart before the next backup.
+// reconcileBackupAccount keeps the Secret of the account backups connect as, whose init-file keeps
+// the exporter's account too. Its password is made once; mysqld sets it on the account at every
+// start, so even a lost Secret costs no data, only a restart before the next backup.
 func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL) error {
+	exporter, err := r.reconcileExporterAccount(ctx, m)
+	if err != nil {
+		return err
+	}
 	name := m.BackupAccountSecretName()
 	data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
 		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
@@ -32,7 +36,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 	if err != nil {
 		return fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	desired := resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword])
+	desired := resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
 	return reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
 }
 

@@ -43,6 +43,7 @@ func revision(m *appsv1alpha1.MySQL) rollout.Revision {
 func podFields(spec, good *appsv1alpha1.MySQLSpec) {
 	spec.Image, spec.Resources, spec.Config = good.Image, good.Resources, good.Config
 	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
+	spec.Monitoring = good.Monitoring
 }
 
 // decide chooses the revision the pass applies and fills pass. The backup before an image change

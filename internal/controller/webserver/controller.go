@@ -118,6 +118,7 @@ func podFields(spec, good *appsv1alpha1.WebServerSpec) {
 	spec.PodSecurityContext, spec.SecurityContext = good.PodSecurityContext, good.SecurityContext
 	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
 	spec.PodLabels, spec.PodAnnotations = good.PodLabels, good.PodAnnotations
+	spec.Monitoring = good.Monitoring
 }
 
 // rolloutComplete tells whether the Deployment runs the pass's target on every replica, at least

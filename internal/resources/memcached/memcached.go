@@ -58,6 +58,13 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(mc))
+	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
+		DefaultImage: appsv1alpha1.DefaultMemcachedExporterImage,
+		Port:         ExporterPort,
+		Args:         ExporterArgs(mc),
+	}); exporter != nil {
+		pod.WithContainers(exporter)
+	}
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	// The pods carry the managed-by label so that the operator's cache holds them: the status
 	// lists the members that are ready.
@@ -108,6 +115,14 @@ func container(mc *appsv1alpha1.Memcached) *corev1ac.ContainerApplyConfiguration
 		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
 	return c
+}
+
+// ExporterPort is the port memcached_exporter serves its metrics on.
+const ExporterPort = 9150
+
+// ExporterArgs are memcached_exporter's flags: it asks the member in its own pod for its stats.
+func ExporterArgs(mc *appsv1alpha1.Memcached) []string {
+	return []string{"--memcached.address=127.0.0.1:" + strconv.Itoa(int(mc.Spec.Port))}
 }
 
 // Args are memcached's flags for the spec. They start with a flag, which the official image's

@@ -203,6 +203,9 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 		server.WithVolumeMounts(restore.Mount)
 	}
 	pod.WithContainers(server)
+	if c, volume := exporter(m); c != nil {
+		pod.WithContainers(c).WithVolumes(volume)
+	}
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(labels).

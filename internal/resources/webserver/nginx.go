@@ -21,15 +21,22 @@ const (
 	ConfigHashAnnotation = "apps.appkeeper.dev/nginx-config-hash"
 	// HealthPath answers 200 whenever nginx serves, whatever the content holds.
 	HealthPath = "/healthz"
+	// StubStatusAddress is where nginx serves its counters to the exporter when monitoring is on.
+	StubStatusAddress = "127.0.0.1:8079"
+	// StubStatusPath is the page of nginx's counters.
+	StubStatusPath = "/stub_status"
+	// ExporterPort is the port nginx-prometheus-exporter serves its metrics on.
+	ExporterPort = 9113
 
 	configVolume = "nginx-config"
 )
 
 // NginxConfig is the server block that makes nginx listen on port. It claims no default_server,
 // which Debian's own site already holds on port 80; IPv4 only, since a pod without IPv6 would make
-// a [::] listen fail at start.
-func NginxConfig(port int32) string {
-	return fmt.Sprintf(`# Written by appkeeper from the WebServer's spec.port; edits are undone.
+// a [::] listen fail at start. With stubStatus, a second server shows nginx's connection counters
+// to the exporter in the pod, on the loopback only, so that the Service never exposes them.
+func NginxConfig(port int32, stubStatus bool) string {
+	conf := fmt.Sprintf(`# Written by appkeeper from the WebServer's spec.port; edits are undone.
 server {
     listen %d;
     server_name _;
@@ -47,6 +54,26 @@ server {
     }
 }
 `, port, HealthPath)
+	if !stubStatus {
+		return conf
+	}
+	return conf + fmt.Sprintf(`
+# Written by appkeeper from the WebServer's spec.monitoring: the exporter's source.
+server {
+    listen %s;
+    server_name _;
+    access_log off;
+
+    location = %s {
+        stub_status;
+    }
+}
+`, StubStatusAddress, StubStatusPath)
+}
+
+// nginxConfig is the server block of ws.
+func nginxConfig(ws *appsv1alpha1.WebServer) string {
+	return NginxConfig(ws.Spec.Port, ws.Spec.Monitoring.Enabled)
 }
 
 // ConfigMap is the desired ConfigMap holding the nginx server block of a WebServer.
@@ -54,7 +81,7 @@ func ConfigMap(ws *appsv1alpha1.WebServer) *corev1ac.ConfigMapApplyConfiguration
 	return corev1ac.ConfigMap(ws.ConfigMapName(), ws.Namespace).
 		WithLabels(common.Labels(ws.SelectorLabels(), appsv1alpha1.ManagedByValue)).
 		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
-		WithData(map[string]string{NginxConfigKey: NginxConfig(ws.Spec.Port)})
+		WithData(map[string]string{NginxConfigKey: nginxConfig(ws)})
 }
 
 // configHash identifies the server block's content.

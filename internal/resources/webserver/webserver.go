@@ -50,12 +50,19 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(ws)).
 		WithVolumes(configVolumeSource(ws))
+	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
+		DefaultImage: appsv1alpha1.DefaultWebServerExporterImage,
+		Port:         ExporterPort,
+		Args:         ExporterArgs(),
+	}); exporter != nil {
+		pod.WithContainers(exporter)
+	}
 	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	annotations := make(map[string]string, len(spec.PodAnnotations)+1)
 	for k, v := range spec.PodAnnotations {
 		annotations[k] = v
 	}
-	annotations[ConfigHashAnnotation] = configHash(NginxConfig(spec.Port))
+	annotations[ConfigHashAnnotation] = configHash(nginxConfig(ws))
 	return corev1ac.PodTemplateSpec().
 		// The managed-by label puts the pods in the operator's cache, which reads their status.
 		WithLabels(common.PodLabels(spec.PodLabels, common.Labels(selector, appsv1alpha1.ManagedByValue))).
@@ -95,6 +102,12 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
 	return c
+}
+
+// ExporterArgs are nginx-prometheus-exporter's flags: it reads the stub_status page nginx serves
+// on the loopback. The --flag=value form is the one every release of it accepts.
+func ExporterArgs() []string {
+	return []string{"--nginx.scrape-uri=http://" + StubStatusAddress + StubStatusPath}
 }
 
 // Service is the desired Service of a WebServer.

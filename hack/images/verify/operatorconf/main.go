@@ -1,7 +1,8 @@
 // Command operatorconf prints a configuration file the operator mounts into a pod, so that the
 // images are checked against the operator's own files:
 //
-//	operatorconf nginx PORT   the nginx server block of a WebServer on PORT
+//	operatorconf nginx PORT [monitoring]   the nginx server block of a WebServer on PORT,
+//	                                       with the stub_status server when monitoring is on
 //	operatorconf mycnf        the my.cnf of a MySQL without extra lines
 package main
 
@@ -17,12 +18,12 @@ import (
 
 func main() {
 	switch {
-	case len(os.Args) == 3 && os.Args[1] == "nginx":
+	case (len(os.Args) == 3 || len(os.Args) == 4 && os.Args[3] == "monitoring") && os.Args[1] == "nginx":
 		port, err := strconv.ParseInt(os.Args[2], 10, 32)
 		if err != nil {
 			usage()
 		}
-		fmt.Print(webserver.NginxConfig(int32(port)))
+		fmt.Print(webserver.NginxConfig(int32(port), len(os.Args) == 4))
 	case len(os.Args) == 2 && os.Args[1] == "mycnf":
 		fmt.Print(mysql.MyCnf(&appsv1alpha1.MySQL{}))
 	default:
@@ -31,6 +32,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: operatorconf nginx PORT | operatorconf mycnf")
+	fmt.Fprintln(os.Stderr, "usage: operatorconf nginx PORT [monitoring] | operatorconf mycnf")
 	os.Exit(2)
 }

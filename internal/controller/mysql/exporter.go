@@ -1,0 +1,49 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/resources/common"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+)
+
+// reconcileExporterAccount keeps the Secret of the account the exporter connects as. It is made
+// when monitoring is first turned on and kept, with its password, when monitoring is turned off,
+// so that turning it on again changes nothing but the pod. The account itself is made or dropped
+// by the init-file, which the returned account goes into.
+func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alpha1.MySQL) (resources.ExporterAccount, error) {
+	name := m.ExporterAccountSecretName()
+	account := resources.ExporterAccount{Enabled: m.Spec.Monitoring.Enabled}
+	if account.Enabled {
+		data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
+			common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
+				return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
+			})
+		if err != nil {
+			return account, fmt.Errorf("exporter account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		}
+		account.Password = data[appsv1alpha1.SecretKeyPassword]
+	} else {
+		live := &corev1.Secret{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, live)
+		if apierrors.IsNotFound(err) || (err == nil && len(live.Data[appsv1alpha1.SecretKeyPassword]) == 0) {
+			// Monitoring has never been on: there is no account to drop.
+			return account, nil
+		}
+		if err != nil {
+			return account, fmt.Errorf("exporter account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		}
+		account.Password = live.Data[appsv1alpha1.SecretKeyPassword]
+	}
+	desired := resources.ExporterAccountSecret(m, account.Password)
+	return account, reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+}
