@@ -60,8 +60,8 @@ verify_nginx_exporter() {
 	log "nginx-exporter: as uid 1001 on a read-only root, waits for nginx, serves nginx_up and nginx_connections_accepted ($before, then $after after 3 requests) on 9113"
 }
 
-# The account the operator gives mysqld's exporter, in its init-file and in the exporter's my.cnf.
-# Since MariaDB 10.5.9, SHOW SLAVE STATUS, which the exporter's default slave_status collector
+# The account the operator gives mysqld's exporter, from 127.0.0.1 only, in its init-file and in
+# the exporter's my.cnf. Since MariaDB 10.5.9, SHOW SLAVE STATUS, which the exporter's default slave_status collector
 # runs, needs SLAVE MONITOR, which REPLICATION CLIENT no longer holds; the grant adds it in a
 # comment that only MariaDB from 10.5.9 on executes and that MySQL, which has no such privilege,
 # skips.
@@ -80,9 +80,9 @@ verify_mysqld_exporter() {
 	write_mycnf
 	write_accounts 'backup-pw'
 	cat >>"$WORK/accounts.sql" <<-EOF
-		CREATE USER IF NOT EXISTS '$EXPORTER_USER'@'%' IDENTIFIED BY '$EXPORTER_PASSWORD' WITH MAX_USER_CONNECTIONS 3;
-		ALTER USER '$EXPORTER_USER'@'%' IDENTIFIED BY '$EXPORTER_PASSWORD' WITH MAX_USER_CONNECTIONS 3;
-		GRANT PROCESS, REPLICATION CLIENT, SELECT /*M!100509 , SLAVE MONITOR */ ON *.* TO '$EXPORTER_USER'@'%';
+		CREATE USER IF NOT EXISTS '$EXPORTER_USER'@'127.0.0.1' IDENTIFIED BY '$EXPORTER_PASSWORD' WITH MAX_USER_CONNECTIONS 3;
+		ALTER USER '$EXPORTER_USER'@'127.0.0.1' IDENTIFIED BY '$EXPORTER_PASSWORD' WITH MAX_USER_CONNECTIONS 3;
+		GRANT PROCESS, REPLICATION CLIENT, SELECT /*M!100509 , SLAVE MONITOR */ ON *.* TO '$EXPORTER_USER'@'127.0.0.1';
 	EOF
 	local data=$WORK/mysql-exported
 	mkdir -m 0777 "$data"
