@@ -54,36 +54,38 @@ spec:
 	t.Logf("WebServer with its exporter Available %s after it was created", took)
 
 	metrics := exporterURL(t, &pod, nginxExporterImage)
-	var before float64
+	counters := []string{"nginx_connections_accepted", "nginx_http_requests_total"}
+	before := map[string]float64{}
 	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
 		if err := requireSeries(ctx, metrics, "nginx_up", 1); err != nil {
 			return err
 		}
-		var err error
-		before, err = series(ctx, metrics, "nginx_connections_accepted")
-		return err
+		for _, name := range counters {
+			v, err := series(ctx, metrics, name)
+			if err != nil {
+				return err
+			}
+			before[name] = v
+		}
+		return nil
 	})
 
-	const requests = 5
-	site := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(pod.Spec.Containers[0].Ports[0].ContainerPort))) + "/"
-	for range requests {
-		testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
-			body, err := httpGet(ctx, site)
-			if err == nil && !strings.Contains(body, welcome) {
-				err = fmt.Errorf("GET %s: no %q in %q", site, welcome, body)
-			}
-			return err
-		})
+	// Each round asks the site once through its Service and once on the pod, the only one.
+	const rounds = 3
+	const requests = 2 * rounds
+	service := serviceURL(t, ns, "web")
+	for range rounds {
+		requireAnswers(t, service, []corev1.Pod{pod})
 	}
 	// The kubelet's probes count too, so the counters rise by at least the site's requests.
 	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
-		for _, name := range []string{"nginx_connections_accepted", "nginx_http_requests_total"} {
+		for _, name := range counters {
 			after, err := series(ctx, metrics, name)
 			if err != nil {
 				return err
 			}
-			if after < before+requests {
-				return fmt.Errorf("%s is %v, want at least %v after %d requests from %v", name, after, before+requests, requests, before)
+			if after < before[name]+requests {
+				return fmt.Errorf("%s is %v, want at least %v after %d requests", name, after, before[name]+requests, requests)
 			}
 		}
 		return nil
