@@ -76,10 +76,7 @@ start() {
 		set -e
 		root=$1 readonly=$2 mounts=$3 user=$4
 		shift 4
-		if $readonly; then
-			mount --bind "$root" "$root"
-			mount -o remount,bind,ro "$root"
-		fi
+		$readonly && mount --bind "$root" "$root"
 		mount -t proc proc "$root/proc"
 		mount --rbind /dev "$root/dev"
 		for m in $mounts; do
@@ -88,6 +85,8 @@ start() {
 			if [ -d "$src" ]; then mkdir -p "$dst"; elif [ ! -e "$dst" ]; then mkdir -p "${dst%/*}" && touch "$dst"; fi
 			mount --bind "$src" "$dst"
 		done
+		# Read-only once the mount points are made, as a runtime does it; the volumes keep theirs.
+		$readonly && mount -o remount,bind,ro "$root"
 		# runc gives the container user its stdio pipes, so /dev/stderr can be opened again.
 		chown "$user" /proc/self/fd/1 /proc/self/fd/2
 		exec "$@"' \
@@ -315,12 +314,17 @@ verify_mariadb_broken_dump() {
 	return 0
 }
 
-verify_mariadb() {
-	unpack mariadb
+# write_mycnf writes the my.cnf the operator mounts into conf.d.
+write_mycnf() {
 	(cd "$REPO" && go run ./hack/images/verify/operatorconf mycnf) >"$WORK/appkeeper.cnf"
 	# The operator's my.cnf names the init-file; a my.cnf that does not yet gets the line here.
 	grep -q '^init-file' "$WORK/appkeeper.cnf" ||
 		printf '\n[mysqld]\ninit-file = /etc/mysql/appkeeper/accounts.sql\n' >>"$WORK/appkeeper.cnf"
+}
+
+verify_mariadb() {
+	unpack mariadb
+	write_mycnf
 	write_accounts 'first-backup-pw'
 	write_initdb "$WORK/initdb"
 	local client
@@ -368,11 +372,15 @@ verify_mariadb() {
 	log "mariadb: initialises an empty volume (0777 or group 999) as 999, loads a .sql.gz of /docker-entrypoint-initdb.d into MYSQL_DATABASE, fails on a truncated one and starts afresh the next time, runs the init-file of conf.d at every start, passes the operator's probes, keeps data across a restart"
 }
 
+# The exporters live in verify_exporters.sh, beside this file.
+# shellcheck source=hack/images/verify_exporters.sh
+source "$(dirname "$0")/verify_exporters.sh"
+
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 if (($# == 0)); then
-	set -- pause busybox nginx memcached mariadb broken
+	set -- pause busybox nginx memcached mariadb broken nginx-exporter mysqld-exporter
 fi
 for name in "$@"; do
-	"verify_$name"
+	"verify_${name//-/_}"
 done
 log "all checks passed: $*"

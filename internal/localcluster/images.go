@@ -15,6 +15,10 @@ const (
 	LocalMariaDBImage   = "localhost/appkeeper/mariadb:10.11"
 	LocalWordPressImage = "localhost/appkeeper/wordpress:6.1"
 	LocalBusyboxImage   = "localhost/appkeeper/busybox:1.35"
+	// The Prometheus exporters a kind's spec.monitoring names on the real node. Debian packages no
+	// memcached exporter, so Memcached's runs nowhere here.
+	LocalNginxExporterImage  = "localhost/appkeeper/nginx-exporter:0.11"
+	LocalMySQLdExporterImage = "localhost/appkeeper/mysqld-exporter:0.14"
 )
 
 // brokenImage is an image whose entrypoint exits with status 1 after one line on stderr, whatever
@@ -25,7 +29,10 @@ const brokenImage = "localhost/appkeeper/broken:exit1"
 // localImageFiles are the tarballs "make images" writes into bin/images: the sandbox's first, as
 // the node imports them in this order, then one for each image above. The real node needs them
 // all, since no image can be pulled.
-var localImageFiles = []string{"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar", "broken.tar"}
+var localImageFiles = []string{
+	"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar", "broken.tar",
+	"nginx-exporter.tar", "mysqld-exporter.tar",
+}
 
 // importImages loads the local images, the sandbox first, then the backup image: nothing can
 // pull them.
