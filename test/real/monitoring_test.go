@@ -30,8 +30,8 @@ const (
 
 // The exporter container and its port, as every kind's spec.monitoring adds them.
 const (
-	exporterContainer = "exporter"
-	metricsPort       = "metrics"
+	exporterContainer = appsv1alpha1.ExporterContainerName
+	metricsPort       = appsv1alpha1.ExporterPortName
 )
 
 func TestWebServerExporterCountsTheSitesRequests(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -113,9 +114,9 @@ func accountsProblem(t *testing.T, ns string, monitoring bool) error {
 		}
 		return nil
 	}
-	if len(grants) != 1 || grants[0][1] != "PROCESS, REPLICATION CLIENT, SELECT" || grants[0][2] != "*.*" ||
+	if len(grants) != 1 || grants[0][1] != resources.ExporterPrivileges || grants[0][2] != "*.*" ||
 		!strings.Contains(sql, "WITH MAX_USER_CONNECTIONS 3") || strings.Contains(sql, "DROP USER") {
-		return fmt.Errorf("the init-file does not give the exporter's account exactly PROCESS, REPLICATION CLIENT, SELECT:\n%s", sql)
+		return fmt.Errorf("the init-file does not give the exporter's account exactly %s:\n%s", resources.ExporterPrivileges, sql)
 	}
 	return nil
 }

@@ -17,8 +17,10 @@ const (
 	// loopback with mysqld, and no other pod may try its password.
 	ExporterHost = "127.0.0.1"
 	// ExporterPrivileges are what mysqld_exporter's default collectors read and no more: the
-	// process list, the replication state, and the server's status and schema tables.
-	ExporterPrivileges = "PROCESS, REPLICATION CLIENT, SELECT"
+	// process list, the replication state, and the server's status and schema tables. MariaDB
+	// from 10.5.9 asks SLAVE MONITOR, not REPLICATION CLIENT, for the replication state; the
+	// versioned comment gives it there, and MySQL reads it as a comment.
+	ExporterPrivileges = "PROCESS, REPLICATION CLIENT, SELECT /*M!100509 , SLAVE MONITOR */"
 	// ExporterMaxConnections bounds what the account can take from max_connections.
 	ExporterMaxConnections = 3
 	// ExporterConfigFile is the key of the exporter account Secret that holds the option file

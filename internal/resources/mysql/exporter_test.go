@@ -64,7 +64,7 @@ func TestAccountsSQL(t *testing.T) {
 	}{
 		{name: "monitoring never on", account: ExporterAccount{}, want: ""},
 		{name: "on", account: ExporterAccount{Password: []byte("pw"), Enabled: true},
-			want: "GRANT PROCESS, REPLICATION CLIENT, SELECT ON *.* TO 'appkeeper_exporter'@'127.0.0.1';"},
+			want: "GRANT PROCESS, REPLICATION CLIENT, SELECT /*M!100509 , SLAVE MONITOR */ ON *.* TO 'appkeeper_exporter'@'127.0.0.1';"},
 		{name: "turned off", account: ExporterAccount{Password: []byte("pw")},
 			want: "DROP USER IF EXISTS 'appkeeper_exporter'@'127.0.0.1';"},
 	}
@@ -101,8 +101,9 @@ func TestExporterAccountOnARealServer(t *testing.T) {
 	if err := asExporter("SHOW GLOBAL STATUS LIKE 'Uptime'"); err != nil {
 		t.Errorf("SHOW GLOBAL STATUS: %v", err)
 	}
-	// Not SHOW REPLICA STATUS: MariaDB asks for its own SLAVE MONITOR privilege where MySQL asks
-	// for REPLICATION CLIENT.
+	if err := asExporter("SHOW SLAVE STATUS"); err != nil {
+		t.Errorf("SHOW SLAVE STATUS, which the exporter's slave_status collector runs: %v", err)
+	}
 	if err := asExporter("SHOW GLOBAL VARIABLES LIKE 'version'; SELECT COUNT(*) FROM information_schema.processlist; SELECT * FROM app.orders"); err != nil {
 		t.Errorf("reading what the exporter reads: %v", err)
 	}
