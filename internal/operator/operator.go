@@ -140,9 +140,16 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if o.SecureMetrics {
 		metricsServer.FilterProvider = metricsauth.NewFilter
 	}
+	podMonitors, err := reconcile.DetectPodMonitors(cfg, ctrl.Log.WithName("setup"))
+	if err != nil {
+		return nil, err
+	}
 	cacheOptions, err := newCacheOptions(cfg, o.Namespaces)
 	if err != nil {
 		return nil, err
+	}
+	if podMonitors.Installed {
+		cacheOptions.ByObject[reconcile.NewPodMonitor()] = cacheOptions.ByObject[&corev1.Service{}]
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        Scheme(),
@@ -154,6 +161,8 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOptions,
+		// PodMonitors are read as unstructured objects; from the cache, like every other child.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -175,14 +184,16 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	terminating := reconcile.NewTerminatingNamespaces()
 	recorder := terminating.Recorder(mgr.GetEventRecorder(Name))
 	if err := (&webserver.Reconciler{
-		Client:   reconcile.NewClient(mgr, "webserver", terminating),
-		Recorder: recorder,
+		Client:      reconcile.NewClient(mgr, "webserver", terminating),
+		Recorder:    recorder,
+		PodMonitors: podMonitors,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
 	}
 	if err := (&memcached.Reconciler{
-		Client:   reconcile.NewClient(mgr, "memcached", terminating),
-		Recorder: recorder,
+		Client:      reconcile.NewClient(mgr, "memcached", terminating),
+		Recorder:    recorder,
+		PodMonitors: podMonitors,
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the Memcached controller: %w", err)
 	}
@@ -210,6 +221,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Client:      reconcile.NewClient(mgr, "mysql", terminating),
 		Recorder:    recorder,
 		BackupImage: o.BackupImage,
+		PodMonitors: podMonitors,
 		NewSecretNames: func() (cache.Cache, error) {
 			return newSecretNamesCache(mgr, cacheOptions)
 		},

@@ -32,18 +32,34 @@ func (tap *logTap) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// startupLog holds what the operator logged while the manager was built.
+var startupLog = &logLines{}
+
+// listen makes captured receive the operator's log until the returned function is called.
+func (captured *logLines) listen() (stop func()) {
+	operatorLog.mu.Lock()
+	operatorLog.listeners[captured] = true
+	operatorLog.mu.Unlock()
+	return func() {
+		operatorLog.mu.Lock()
+		delete(operatorLog.listeners, captured)
+		operatorLog.mu.Unlock()
+	}
+}
+
+// StartupLog returns the lines, in zap's JSON, that the operator under test logged while its
+// manager was built: the decisions it takes once, at start.
+func StartupLog() []string {
+	startupLog.mu.Lock()
+	defer startupLog.mu.Unlock()
+	return append([]string(nil), startupLog.lines...)
+}
+
 // CaptureLog returns a function that gives the lines, in zap's JSON, that the operator under test
 // has logged since CaptureLog was called, until t ends.
 func CaptureLog(t testing.TB) func() []string {
 	captured := &logLines{}
-	operatorLog.mu.Lock()
-	operatorLog.listeners[captured] = true
-	operatorLog.mu.Unlock()
-	t.Cleanup(func() {
-		operatorLog.mu.Lock()
-		delete(operatorLog.listeners, captured)
-		operatorLog.mu.Unlock()
-	})
+	t.Cleanup(captured.listen())
 	return func() []string {
 		captured.mu.Lock()
 		defer captured.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,8 +43,9 @@ func OperatorClient(controller string) reconcile.Client {
 // The manager holds only the RBAC the project ships: config/rbac is installed on the API server
 // (which authorizes with RBAC) and the manager impersonates its ServiceAccount. Any request the
 // API server refuses it is printed as it happens and fails the run, naming the verb and resource
-// that a +kubebuilder:rbac marker lacks.
-func RunWithOperator(m *testing.M, k8s *client.Client) int {
+// that a +kubebuilder:rbac marker lacks. extraCRDs, such as another project's kinds the operator
+// uses when they exist, are installed before the manager starts.
+func RunWithOperator(m *testing.M, k8s *client.Client, extraCRDs ...*apiextensionsv1.CustomResourceDefinition) int {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
 		return 1
@@ -53,6 +55,7 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		CRDs:                  extraCRDs,
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -80,7 +83,9 @@ func RunWithOperator(m *testing.M, k8s *client.Client) int {
 	countRequests(managerConfig)
 	options := operator.DefaultOptions()
 	options.BackupImage = BackupImage
+	stopStartupLog := startupLog.listen()
 	mgr, err := operator.NewManager(managerConfig, options)
+	stopStartupLog()
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -30,6 +30,8 @@ import (
 type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
+	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
+	PodMonitors reconcile.PodMonitors
 
 	wedged reconcile.WedgedDeletions
 }
@@ -94,6 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := reconcile.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, target, sts) },
 		func() error { return r.reconcileService(ctx, target) },
+		func() error {
+			return r.PodMonitors.Reconcile(ctx, r.Client, mc, target.Spec.Monitoring.Enabled, mc.SelectorLabels())
+		},
 	); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -184,7 +189,7 @@ func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	// A child of another resource that held one of the names goes: take the name.
 	freed := reconcile.EnqueueOnDeleteByChildName()
-	return ctrl.NewControllerManagedBy(mgr).
+	return r.PodMonitors.Watch(ctrl.NewControllerManagedBy(mgr).
 		Named("memcached").
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -194,7 +199,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate))).
 		WithOptions(options).
 		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.Memcached{}, r))
 }

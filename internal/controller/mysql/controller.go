@@ -40,6 +40,8 @@ type Reconciler struct {
 	NewSecretNames func() (cache.Cache, error)
 	// BackupImage holds the appkeeper binary that fetches a backup into a restored server.
 	BackupImage string
+	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
+	PodMonitors reconcile.PodMonitors
 
 	referencedSecrets referencedSecretWatch
 
@@ -167,6 +169,9 @@ func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL,
 		return ctrl.Result{}, err
 	}
 	pass.applied = true
+	if err := r.PodMonitors.Reconcile(ctx, r.Client, m, target.Spec.Monitoring.Enabled, m.SelectorLabels()); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.replaceFailedServer(ctx, m, *seen, pass.decision); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -322,7 +327,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
 	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
-	ctl, err := ctrl.NewControllerManagedBy(mgr).
+	ctl, err := r.PodMonitors.Watch(ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -340,7 +345,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		// A backup's progress moves the status summary, an upgrade that waits for it, and the
 		// MySQLs restored from it.
-		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs)).
+		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs))).
 		WithOptions(options).
 		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.MySQL{}, r))
 	if err != nil {

@@ -8,8 +8,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -56,4 +59,20 @@ func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestWithoutPrometheusOperatorTheStartLogSaysSoOnce(t *testing.T) {
+	if _, err := k8s.RESTMapper().RESTMapping(reconcile.PodMonitorGVK.GroupKind(), reconcile.PodMonitorGVK.Version); !meta.IsNoMatchError(err) {
+		t.Fatalf("this test's API server must serve no PodMonitor: %v", err)
+	}
+	said := 0
+	for _, line := range testenv.StartupLog() {
+		if strings.Contains(line, "prometheus-operator's PodMonitor is not installed: ") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Fatalf("the operator said %d times at start that PodMonitor is not installed, want once; it logged:\n%s",
+			said, strings.Join(testenv.StartupLog(), "\n"))
+	}
 }

@@ -125,4 +125,15 @@
   verbs:
   - create
   - patch
+- apiGroups:
+  - monitoring.coreos.com
+  resources:
+  - podmonitors
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - watch
 {{- end }}

@@ -1,0 +1,134 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/testenv"
+	"github.com/appkeeper/appkeeper/internal/testutil"
+)
+
+var k8s client.Client
+
+// TestMain runs the operator on an API server that serves prometheus-operator's PodMonitor from
+// the start, with the CRD prometheus-operator releases.
+func TestMain(m *testing.M) {
+	crd, err := testutil.PrometheusOperatorCRD("podmonitors")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	os.Exit(testenv.RunWithOperator(m, &k8s, crd))
+}
+
+const timeout = 20 * time.Second
+
+func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
+	for _, line := range testenv.StartupLog() {
+		if strings.Contains(line, "PodMonitor is not installed") {
+			t.Errorf("the operator says PodMonitor is not installed where it is: %s", line)
+		}
+	}
+	ns := testutil.NewNamespace(t, k8s, "pm")
+	ws := &appsv1alpha1.WebServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4", Monitoring: appsv1alpha1.Monitoring{Enabled: true}},
+	}
+	if err := k8s.Create(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, ws) })
+
+	pm := podMonitor(t, ns, "web")
+	if err := k8s.Delete(context.Background(), pm); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := podMonitorProblem(ctx, ws); err != nil {
+			return err
+		}
+		if podMonitor(t, ns, "web").GetUID() == pm.GetUID() {
+			return errors.New("the deleted PodMonitor is still there")
+		}
+		return nil
+	})
+
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"monitoring":{"enabled":false}}}`))
+	if err := k8s.Patch(context.Background(), ws, patch); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, reconcile.NewPodMonitor())
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("the PodMonitor stays with monitoring off (%v)", err)
+	})
+}
+
+func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "pm")
+	ws := &appsv1alpha1.WebServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns},
+		Spec:       appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4"},
+	}
+	if err := k8s.Create(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	// The Deployment comes in the same pass as a PodMonitor would.
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain"}, &appsv1.Deployment{})
+	})
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(reconcile.PodMonitorGVK.GroupVersion().WithKind("PodMonitorList"))
+	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Fatalf("a WebServer without monitoring has %d PodMonitor(s)", len(list.Items))
+	}
+}
+
+func podMonitor(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	pm := reconcile.NewPodMonitor()
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pm); err != nil {
+		t.Fatal(err)
+	}
+	return pm
+}
+
+// podMonitorProblem says what is wrong with ws's PodMonitor, as prometheus-operator would read it.
+func podMonitorProblem(ctx context.Context, ws *appsv1alpha1.WebServer) error {
+	pm := reconcile.NewPodMonitor()
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), pm); err != nil {
+		return err
+	}
+	if ref := metav1.GetControllerOf(pm); ref == nil || ref.UID != ws.UID || ref.Kind != "WebServer" {
+		return fmt.Errorf("the PodMonitor's controller is %v, want the WebServer", ref)
+	}
+	selector, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	if !reflect.DeepEqual(selector, ws.SelectorLabels()) {
+		return fmt.Errorf("the PodMonitor selects %v, want the WebServer's pods %v", selector, ws.SelectorLabels())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	if want := []any{map[string]any{"port": "metrics"}}; !reflect.DeepEqual(endpoints, want) {
+		return fmt.Errorf("the PodMonitor scrapes %v, want %v", endpoints, want)
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+// The operator scrapes nothing itself: where prometheus-operator runs, a PodMonitor per monitored
+// resource tells it to scrape the exporters.
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;patch;delete
+
+// PodMonitorGVK is prometheus-operator's PodMonitor, used as unstructured so that appkeeper does
+// not depend on prometheus-operator's Go types.
+var PodMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}
+
+// PodMonitors keeps the PodMonitor of each resource whose spec.monitoring is enabled, when the
+// cluster serves the PodMonitor kind; the zero value does nothing.
+type PodMonitors struct {
+	// Installed is true when the cluster served the PodMonitor kind as the operator started.
+	Installed bool
+}
+
+// DetectPodMonitors asks the API server's discovery whether it serves prometheus-operator's
+// PodMonitor. It is asked once, at start: the watch on PodMonitors cannot be added to a running
+// manager, so installing prometheus-operator afterwards takes a restart of the operator. When the
+// kind is missing, that is logged once.
+func DetectPodMonitors(cfg *rest.Config, logger logr.Logger) (PodMonitors, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return PodMonitors{}, err
+	}
+	groupVersion := PodMonitorGVK.GroupVersion().String()
+	served, err := dc.ServerResourcesForGroupVersion(groupVersion)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return PodMonitors{}, fmt.Errorf("discover %s: %w", groupVersion, err)
+	}
+	if served != nil {
+		for _, resource := range served.APIResources {
+			if resource.Kind == PodMonitorGVK.Kind {
+				return PodMonitors{Installed: true}, nil
+			}
+		}
+	}
+	logger.Info("prometheus-operator's PodMonitor is not installed: monitored resources get no PodMonitor; " +
+		"restart the operator once prometheus-operator is installed")
+	return PodMonitors{}, nil
+}
+
+// NewPodMonitor is an empty PodMonitor object, for a watch or a read.
+func NewPodMonitor() *unstructured.Unstructured {
+	pm := &unstructured.Unstructured{}
+	pm.SetGroupVersionKind(PodMonitorGVK)
+	return pm
+}
+
+// Watch makes b's controller run a pass of the owner of a PodMonitor that changes or goes, so
+// that an edited or deleted PodMonitor is restored; without the kind in the cluster, it adds nothing.
+func (p PodMonitors) Watch(b *builder.Builder) *builder.Builder {
+	if !p.Installed {
+		return b
+	}
+	return b.Owns(NewPodMonitor()).Watches(NewPodMonitor(), EnqueueOnDeleteByChildName())
+}
+
+// Reconcile makes owner's PodMonitor, named like owner, select the pods selector selects and scrape
+// their port named metrics while enabled, and deletes it otherwise. A PodMonitor of that name that
+// owner does not control is left alone and reported as a NameConflictError.
+func (p PodMonitors) Reconcile(ctx context.Context, c Client, owner client.Object, enabled bool, selector map[string]string) error {
+	if !p.Installed {
+		return nil
+	}
+	live := NewPodMonitor()
+	key := client.ObjectKeyFromObject(owner)
+	if !enabled {
+		return deletePodMonitor(ctx, c, owner, live)
+	}
+	ownerGVK, err := c.GroupVersionKindFor(owner)
+	if err != nil {
+		return err
+	}
+	desired := podMonitor(owner, ownerGVK, selector)
+	found, err := readLive(ctx, c, key, live)
+	if err != nil {
+		return err
+	}
+	if found {
+		if err := checkOwnership(c, owner, live); err != nil {
+			return fmt.Errorf("PodMonitor of %s %s: %w", ownerGVK.Kind, key, err)
+		}
+		same, err := appliedFieldsMatch(live.Object, desired.Object, live.GetManagedFields(), c.FieldOwner)
+		if err != nil || (same && contains(live.Object, desired.Object)) {
+			return err
+		}
+	}
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply PodMonitor %s: %w", key, err)
+	}
+	if !found {
+		log.FromContext(ctx).Info("created PodMonitor", "podMonitor", key.Name)
+	} else {
+		log.FromContext(ctx).Info("restored PodMonitor", "podMonitor", key.Name)
+	}
+	return nil
+}
+
+// deletePodMonitor deletes owner's PodMonitor if the cache holds one that owner controls.
+func deletePodMonitor(ctx context.Context, c Client, owner client.Object, live *unstructured.Unstructured) error {
+	err := c.Get(ctx, client.ObjectKeyFromObject(owner), live)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get PodMonitor %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+	}
+	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner.GetUID() {
+		return nil
+	}
+	uid := live.GetUID()
+	err = c.Delete(ctx, live, client.Preconditions{UID: &uid})
+	if err = client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("delete PodMonitor %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+	}
+	log.FromContext(ctx).Info("deleted PodMonitor: monitoring is off", "podMonitor", owner.GetName())
+	return nil
+}
+
+// podMonitor is the PodMonitor of owner: its pods, by selector, scraped on their port named metrics.
+func podMonitor(owner client.Object, ownerGVK schema.GroupVersionKind, selector map[string]string) *unstructured.Unstructured {
+	labels := map[string]any{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue}
+	matchLabels := map[string]any{}
+	for k, v := range selector {
+		labels[k], matchLabels[k] = v, v
+	}
+	pm := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{
+			"name": owner.GetName(), "namespace": owner.GetNamespace(), "labels": labels,
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": ownerGVK.GroupVersion().String(), "kind": ownerGVK.Kind, "name": owner.GetName(),
+				"uid": string(owner.GetUID()), "controller": true, "blockOwnerDeletion": true,
+			}},
+		},
+		"spec": map[string]any{
+			"selector":            map[string]any{"matchLabels": matchLabels},
+			"podMetricsEndpoints": []any{map[string]any{"port": appsv1alpha1.ExporterPortName}},
+		},
+	}}
+	pm.SetGroupVersionKind(PodMonitorGVK)
+	return pm
+}
