@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
@@ -53,6 +54,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, ws) })
+	requireNoRewriteOnAPass(t, ws)
 
 	pm := podMonitor(t, ns, "web")
 	if err := k8s.Delete(context.Background(), pm); err != nil {
@@ -101,6 +103,31 @@ func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
 	}
 	if len(list.Items) != 0 {
 		t.Fatalf("a WebServer without monitoring has %d PodMonitor(s)", len(list.Items))
+	}
+}
+
+// requireNoRewriteOnAPass scales ws and checks that the passes that follow send nothing to its
+// PodMonitor, which the change leaves as it is.
+func requireNoRewriteOnAPass(t *testing.T, ws *appsv1alpha1.WebServer) {
+	t.Helper()
+	path := "/namespaces/" + ws.Namespace + "/podmonitors/" + ws.Name
+	before := testenv.Requests(http.MethodPatch, path)
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":2}}`))
+	if err := k8s.Patch(context.Background(), ws, patch); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		dep := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 2 {
+			return errors.New("the Deployment is not scaled yet")
+		}
+		return nil
+	})
+	if sent := testenv.Requests(http.MethodPatch, path) - before; sent != 0 {
+		t.Errorf("a pass that leaves the PodMonitor as it is sent it %d patch(es)", sent)
 	}
 }
 
