@@ -79,7 +79,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("the PodMonitor stays with monitoring off (%v)", err)
+		return fmt.Errorf("the PodMonitor stays with monitoring off (%w)", err)
 	})
 }
 

@@ -22,8 +22,11 @@ var prometheusOperatorDir = sync.OnceValues(func() (string, error) {
 		return "", fmt.Errorf("go mod download %s: %w (the tests need the Go module proxy, or the module in the module cache)", PrometheusOperatorModule, err)
 	}
 	var module struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &module); err != nil || module.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: no folder in %q: %v %s", PrometheusOperatorModule, out, err, module.Error)
+	if err := json.Unmarshal(out, &module); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", PrometheusOperatorModule, err)
+	}
+	if module.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: %s", PrometheusOperatorModule, module.Error)
 	}
 	return module.Dir, nil
 })
