@@ -83,6 +83,22 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 	})
 }
 
+func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "pm")
+	monitoring := appsv1alpha1.Monitoring{Enabled: true}
+	for _, owner := range []selecting{
+		&appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns},
+			Spec: appsv1alpha1.MemcachedSpec{Monitoring: monitoring}},
+		&appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+			Spec: appsv1alpha1.MySQLSpec{Database: "shop", User: "shop", Monitoring: monitoring}},
+	} {
+		if err := k8s.Create(context.Background(), owner); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, owner) })
+	}
+}
+
 func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "pm")
 	ws := &appsv1alpha1.WebServer{
@@ -140,18 +156,24 @@ func podMonitor(t *testing.T, ns, name string) *unstructured.Unstructured {
 	return pm
 }
 
-// podMonitorProblem says what is wrong with ws's PodMonitor, as prometheus-operator would read it.
-func podMonitorProblem(ctx context.Context, ws *appsv1alpha1.WebServer) error {
+// selecting is a resource whose pods a PodMonitor selects.
+type selecting interface {
+	client.Object
+	SelectorLabels() map[string]string
+}
+
+// podMonitorProblem says what is wrong with owner's PodMonitor, as prometheus-operator would read it.
+func podMonitorProblem(ctx context.Context, owner selecting) error {
 	pm := reconcile.NewPodMonitor()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), pm); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(owner), pm); err != nil {
 		return err
 	}
-	if ref := metav1.GetControllerOf(pm); ref == nil || ref.UID != ws.UID || ref.Kind != "WebServer" {
-		return fmt.Errorf("the PodMonitor's controller is %v, want the WebServer", ref)
+	if ref := metav1.GetControllerOf(pm); ref == nil || ref.UID != owner.GetUID() {
+		return fmt.Errorf("the PodMonitor's controller is %v, want %s", ref, owner.GetName())
 	}
 	selector, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
-	if !reflect.DeepEqual(selector, ws.SelectorLabels()) {
-		return fmt.Errorf("the PodMonitor selects %v, want the WebServer's pods %v", selector, ws.SelectorLabels())
+	if !reflect.DeepEqual(selector, owner.SelectorLabels()) {
+		return fmt.Errorf("the PodMonitor selects %v, want the resource's pods %v", selector, owner.SelectorLabels())
 	}
 	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 	if want := []any{map[string]any{"port": "metrics"}}; !reflect.DeepEqual(endpoints, want) {
