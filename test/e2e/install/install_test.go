@@ -122,6 +122,7 @@ func TestInstall(t *testing.T) {
 	applyInstallManifest(t)
 	t.Logf("install applied and the manager Deployment available in %s", time.Since(began).Round(time.Millisecond))
 	dryRunChart(t, nil)
+	installPrometheusOperatorCRDs(t)
 	dryRunChart(t, chartValues)
 
 	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
@@ -287,8 +288,8 @@ func serviceAccountToken(t *testing.T, name string) string {
 	return request.Status.Token
 }
 
-// chartValues sets every value of the chart that shapes an object the API server validates, but
-// serviceMonitor: its kind is prometheus-operator's, whose CRD this cluster does not have.
+// chartValues sets every value of the chart that shapes an object the API server validates,
+// serviceMonitor and prometheusRule included, which prometheus-operator's CRDs validate.
 var chartValues = map[string]any{
 	"imagePullSecrets":         []any{map[string]any{"name": "registry-credentials"}},
 	"priorityClassName":        "system-cluster-critical",
@@ -301,6 +302,23 @@ var chartValues = map[string]any{
 	"serviceAccount":           map[string]any{"name": "operator", "annotations": map[string]any{"example.dev/role": "appkeeper"}},
 	"crds":                     map[string]any{"keep": false},
 	"watchNamespaces":          []any{"default"},
+	"serviceMonitor":           map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}},
+	"prometheusRule":           map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}},
+}
+
+// installPrometheusOperatorCRDs installs the CRDs of the chart's ServiceMonitor and PrometheusRule
+// as prometheus-operator's release ships them, so that the API server validates those objects too.
+// The operator started afterwards uses neither kind.
+func installPrometheusOperatorCRDs(t *testing.T) {
+	t.Helper()
+	for _, plural := range []string{"servicemonitors", "prometheusrules"} {
+		path, err := testutil.PrometheusOperatorCRDFile(plural)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kubectl(t, "apply", "--server-side", "-f", path)
+		kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+plural+".monitoring.coreos.com")
+	}
 }
 
 // dryRunChart has the API server validate every object of the Helm chart rendered with values, as
