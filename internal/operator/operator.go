@@ -101,10 +101,13 @@ func Scheme() *runtime.Scheme {
 	return scheme
 }
 
+// managedLabel selects the objects appkeeper manages.
+var managedLabel = labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue})
+
 // managedObjects are the child kinds the operator watches; the cache holds only those labelled as
 // managed by appkeeper, so unrelated objects in the cluster cost it no memory.
 func managedObjects() map[client.Object]cache.ByObject {
-	managed := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue})}
+	managed := cache.ByObject{Label: managedLabel}
 	return map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:  managed,
 		&appsv1.StatefulSet{}: managed,
@@ -149,7 +152,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if podMonitors.Installed {
-		cacheOptions.ByObject[reconcile.NewPodMonitor()] = cacheOptions.ByObject[&corev1.Service{}]
+		cacheOptions.ByObject[reconcile.NewPodMonitor()] = cache.ByObject{Label: managedLabel}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        Scheme(),

@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -96,6 +97,40 @@ func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, owner) })
+	}
+}
+
+func TestAPodMonitorMadeByHandIsLeftAlone(t *testing.T) {
+	ns := testutil.NewNamespace(t, k8s, "pm")
+	mine := reconcile.NewPodMonitor()
+	mine.SetNamespace(ns)
+	mine.SetName("web")
+	mine.Object["spec"] = map[string]any{
+		"selector":            map[string]any{"matchLabels": map[string]any{"app": "mine"}},
+		"podMetricsEndpoints": []any{map[string]any{"port": "http"}},
+	}
+	if err := k8s.Create(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	ws := &appsv1alpha1.WebServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4", Monitoring: appsv1alpha1.Monitoring{Enabled: true}},
+	}
+	if err := k8s.Create(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), ws); err != nil {
+			return err
+		}
+		degraded := apimeta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded)
+		if degraded == nil || degraded.Reason != appsv1alpha1.ReasonNameConflict || !strings.Contains(degraded.Message, "PodMonitor web") {
+			return fmt.Errorf("Degraded is %v, want a name conflict over PodMonitor web", degraded)
+		}
+		return nil
+	})
+	if got := podMonitor(t, ns, "web"); got.GetResourceVersion() != mine.GetResourceVersion() {
+		t.Errorf("the operator wrote to a PodMonitor it does not control: %v", got.Object)
 	}
 }
 
