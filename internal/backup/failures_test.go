@@ -201,3 +201,37 @@ func (env *backupEnv) lockTimeout(t *testing.T) {
 	}
 	requireNoObjects(t, env.s3, "fail/lock")
 }
+
+// transactionBetweenWrites: a transaction that has written, and writes again and commits after the
+// dump has asked for the global read lock, neither fails nor keeps the dump from locking.
+func (env *backupEnv) transactionBetweenWrites(t *testing.T) {
+	ctx := context.Background()
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.pairs (id INT PRIMARY KEY, n INT)",
+		"REPLACE INTO scratch.pairs VALUES (1, 0), (2, 0)")
+	tx, err := env.source.root.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE scratch.pairs SET n = n + 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	committed := make(chan error, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond) // the dump has asked for the lock by now
+		if _, err := tx.ExecContext(ctx, "UPDATE scratch.pairs SET n = n - 1 WHERE id = 2"); err != nil {
+			committed <- err
+			return
+		}
+		committed <- tx.Commit()
+	}()
+	start := time.Now()
+	_, err = Dump(ctx, DumpOptions{Target: env.s3.target("busy/pairs"), Credentials: env.s3.credentials(),
+		Connection: env.source.backupConnection(), LockTimeout: 20 * time.Second})
+	if err != nil {
+		t.Errorf("dump beside a transaction between two writes: %v", err)
+	}
+	if err := <-committed; err != nil {
+		t.Errorf("the transaction: %v", err)
+	}
+	t.Logf("the dump took %s", time.Since(start).Round(time.Millisecond))
+}

@@ -64,7 +64,7 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 	if err := waitForLongStatements(ctx, conn, timeouts.longStatement, timeouts.lock); err != nil {
 		return nil, nil, err
 	}
-	if err := s.lock(ctx, db, timeouts.lock); err != nil {
+	if err := s.lockWithin(ctx, db, timeouts.lock); err != nil {
 		return nil, nil, c.describe(err)
 	}
 	if err := s.begin(ctx); err != nil {
@@ -120,6 +120,46 @@ func waitForLongStatements(ctx context.Context, conn *sql.Conn, long, timeout ti
 	return err
 }
 
+// lockAttempt bounds one request for the global read lock. A write transaction caught between two
+// of its statements when the request comes can neither commit (its next statement waits behind
+// the request) nor be waited for (the request waits for it to commit): only the timeout ends that,
+// and every write waits meanwhile. Short attempts, each on a new session, keep the stall short and
+// let such a transaction finish between them.
+const lockAttempt = 2 * time.Second
+
+// lockNotGranted is a request for the global read lock that was stopped: its session cannot be
+// trusted with a lock any more.
+type lockNotGranted struct{ cause error }
+
+func (e lockNotGranted) Error() string {
+	return "the global read lock was not granted: " + e.cause.Error()
+}
+func (e lockNotGranted) Unwrap() error { return e.cause }
+
+// lockWithin takes the global read lock in attempts of at most lockAttempt, until timeout.
+func (s *snapshot) lockWithin(ctx context.Context, db *sql.DB, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := s.lock(ctx, db, min(lockAttempt, time.Until(deadline)))
+		var notGranted lockNotGranted
+		if !errors.As(err, &notGranted) {
+			return err
+		}
+		if time.Until(deadline) <= 0 {
+			return fmt.Errorf("the global read lock was not granted within %s: a long statement or a lock holds the tables, and writes wait meanwhile (%w)",
+				timeout, notGranted.cause)
+		}
+		// The session was told to stop: it is closed rather than trusted, even if the lock came
+		// at the last moment.
+		s.close()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		s.conn = conn
+	}
+}
+
 // lock takes the global read lock within timeout. While FLUSH TABLES WITH READ LOCK waits (for
 // a session's LOCK TABLES, a running write, or statements to close their tables) every write
 // waits behind it, so it must give up quickly. The statement is killed from another session
@@ -151,15 +191,15 @@ func (s *snapshot) lock(ctx context.Context, db *sql.DB, timeout time.Duration) 
 	timedOut := !timer.Stop()
 	var myErr *mysql.MySQLError
 	if timedOut || (errors.As(err, &myErr) && myErr.Number == erLockWaitTimeout) {
+		if err == nil {
+			err = errors.New("granted only as it was stopped")
+		}
 		if timedOut {
 			if killErr := <-killed; killErr != nil {
 				err = fmt.Errorf("%w; stopping it failed: %w", err, killErr)
 			}
 		}
-		// Even when the lock came at the last moment, the session was told to stop: it is
-		// closed with the snapshot rather than trusted.
-		return fmt.Errorf("the global read lock was not granted within %s: a long statement or a lock holds the tables, and writes wait meanwhile (%w)",
-			timeout, err)
+		return lockNotGranted{cause: err}
 	}
 	return err
 }
