@@ -329,8 +329,7 @@ func jobFinished(job *batchv1.Job) bool {
 
 func anyContainerEnded(pods []corev1.Pod) bool {
 	for i := range pods {
-		statuses := append(append([]corev1.ContainerStatus{}, pods[i].Status.InitContainerStatuses...), pods[i].Status.ContainerStatuses...)
-		for _, s := range statuses {
+		for _, s := range containerStatuses(&pods[i]) {
 			if s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
 				return true
 			}

@@ -58,8 +58,7 @@ func ObserveJob(job *batchv1.Job, pods []corev1.Pod, container, fallback string)
 
 // podResult parses the termination message of the named container, when it ended and left one.
 func podResult(pod *corev1.Pod, container string) *backup.Result {
-	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
-	for _, s := range statuses {
+	for _, s := range containerStatuses(pod) {
 		if s.Name != container {
 			continue
 		}
@@ -78,6 +77,11 @@ func podResult(pod *corev1.Pod, container string) *backup.Result {
 		return r
 	}
 	return nil
+}
+
+// containerStatuses are the statuses of pod's init containers, then of its containers.
+func containerStatuses(pod *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 }
 
 func lastLine(s string) string {
