@@ -134,14 +134,15 @@ spec:
 			guard = m.Status.Backup.PreUpgradeBackup
 			return nil
 		})
-		// Until the backup succeeded, the server keeps its image.
+		// Until the backup succeeded, the server keeps its image. The StatefulSet is read first:
+		// a backup read before it could succeed, and let the image through, between the reads.
 		testutil.Eventually(t, timeout, func(ctx context.Context) error {
-			b := &appsv1alpha1.MySQLBackup{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: guard}, b); err != nil {
-				return err
-			}
 			sts := &appsv1.StatefulSet{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, sts); err != nil {
+				return err
+			}
+			b := &appsv1alpha1.MySQLBackup{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: guard}, b); err != nil {
 				return err
 			}
 			image := sts.Spec.Template.Spec.Containers[0].Image

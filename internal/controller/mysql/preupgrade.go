@@ -34,12 +34,6 @@ func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, 
 	if m.Spec.Backup == nil || running == "" || running == m.Spec.Image {
 		return upgradeGate{}, nil
 	}
-	if !meta.IsStatusConditionTrue(m.Status.Conditions, appsv1alpha1.ConditionAvailable) {
-		// A server that does not serve has nothing a backup could read, and holding its image
-		// would keep a person from fixing it with a new one.
-		log.FromContext(ctx).Info("upgrading without a backup: the server is not Available", "from", running, "to", m.Spec.Image)
-		return upgradeGate{}, nil
-	}
 	var guard *appsv1alpha1.MySQLBackup
 	for i := range backups {
 		b := &backups[i]
@@ -47,6 +41,14 @@ func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, 
 			(guard == nil || b.CreationTimestamp.After(guard.CreationTimestamp.Time)) {
 			guard = b
 		}
+	}
+	if guard == nil && !meta.IsStatusConditionTrue(m.Status.Conditions, appsv1alpha1.ConditionAvailable) {
+		// A server that does not serve has nothing a backup could read, and holding its image
+		// would keep a person from fixing it with a new one. Once the backup is taken, the
+		// server's readiness no longer decides: a probe missed under the dump's load must not
+		// let the new image in before the backup is complete.
+		log.FromContext(ctx).Info("upgrading without a backup: the server is not Available", "from", running, "to", m.Spec.Image)
+		return upgradeGate{}, nil
 	}
 	if guard == nil {
 		name := BackupName(m.Name, preUpgradeSuffix(now))

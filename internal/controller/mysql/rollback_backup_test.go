@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -142,6 +143,33 @@ func TestBackupBeforeUpgradeDoesNotStartTheDeadline(t *testing.T) {
 	restoredObserved(t, ns, imageIs("mysql:8.4.6"))
 	podGone(t, starting, 5*time.Second)
 	t.Logf("the failed pod went %s after the StatefulSet showed the restored revision", time.Since(observed).Round(time.Millisecond))
+}
+
+// TestBackupBeforeUpgradeHoldsWhenTheServerMissesAProbe keeps the old image while the backup runs
+// even if the server stops answering its readiness probe meanwhile, as a busy server can while it
+// is dumped: only a server that was not serving when the image changed skips the backup.
+func TestBackupBeforeUpgradeHoldsWhenTheServerMissesAProbe(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	runningGood(t, ns, withBackups)
+	name := waitingForBackup(t, ns, "mysql:8.4.7")
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		sts := get(t, ns, "db", &appsv1.StatefulSet{})
+		sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 0, 0
+		return k8s.Status().Update(ctx, sts)
+	})
+	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse, nil)
+	// Any later pass, here one that a change to the Secret causes, finds the MySQL not Available.
+	secret := get(t, ns, "db-credentials", &corev1.Secret{})
+	metav1.SetMetaDataAnnotation(&secret.ObjectMeta, "example.com/touched", "yes")
+	if err := k8s.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	holdsFor(t, 3*time.Second, func() error {
+		return imageIs("mysql:8.4.6")(get(t, ns, "db", &appsv1.StatefulSet{}))
+	})
+	finishBackup(t, ns, name)
+	testutil.Eventually(t, timeout, func(context.Context) error { return imageIs("mysql:8.4.7")(get(t, ns, "db", &appsv1.StatefulSet{})) })
 }
 
 func containsAll(s string, words ...string) bool {
