@@ -157,15 +157,10 @@ type s3Server struct {
 	client                *minio.Client
 }
 
-// startVersityGW starts versitygw over http, or over https with a certificate of ca when it is
-// not nil.
-func startVersityGW(t *testing.T, ca *testCA) *s3Server {
+// startVersityGW starts versitygw over http, or over https when tlsFiles is not nil.
+func startVersityGW(t *testing.T, tlsFiles *testutil.ObjectStoreTLS) *s3Server {
 	t.Helper()
-	var files *testutil.ObjectStoreTLS
-	if ca != nil {
-		files = &testutil.ObjectStoreTLS{CertFile: ca.certFile, KeyFile: ca.keyFile, Pool: ca.pool}
-	}
-	store := testutil.StartObjectStore(t, "127.0.0.1", files)
+	store := testutil.StartObjectStore(t, "127.0.0.1", tlsFiles)
 	return &s3Server{ObjectStore: store, endpoint: store.Endpoint, bucket: store.Bucket, dir: store.Dir, client: store.Client}
 }
 

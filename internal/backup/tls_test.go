@@ -3,83 +3,19 @@ package backup
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/appkeeper/appkeeper/internal/testutil"
 )
-
-// testCA is a certificate authority and a certificate it signed for 127.0.0.1, as files.
-type testCA struct {
-	caFile, certFile, keyFile string
-	pool                      *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "appkeeper test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &testCA{caFile: filepath.Join(dir, "ca.crt"), certFile: filepath.Join(dir, "tls.crt"),
-		keyFile: filepath.Join(dir, "tls.key"), pool: x509.NewCertPool()}
-	ca.pool.AddCert(caCert)
-	for file, block := range map[string]*pem.Block{
-		ca.caFile:   {Type: "CERTIFICATE", Bytes: caDER},
-		ca.certFile: {Type: "CERTIFICATE", Bytes: leafDER},
-		ca.keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ca
-}
 
 // TestS3OverHTTPS: an https store whose authority the system does not know is refused with a
 // sentence naming --s3-ca-file, and used once that file gives the authority.
 func TestS3OverHTTPS(t *testing.T) {
-	ca := newTestCA(t)
-	s3 := startVersityGW(t, ca)
+	authority := testutil.NewCA(t)
+	server := authority.Issue(t, t.TempDir())
+	s3 := startVersityGW(t, &testutil.ObjectStoreTLS{CertFile: server.CertFile, KeyFile: server.KeyFile, Pool: authority.Pool})
 	ctx := context.Background()
 	target := s3.target("tls/object")
 
@@ -93,7 +29,7 @@ func TestS3OverHTTPS(t *testing.T) {
 	}
 	t.Log(err)
 
-	target.S3CAFile = ca.caFile
+	target.S3CAFile = server.CAFile
 	if store, err = OpenStorage(target, s3.credentials()); err != nil {
 		t.Fatal(err)
 	}

@@ -330,6 +330,8 @@ func TestChartValuesSchema(t *testing.T) {
 		{map[string]any{"serviceMonitor": map[string]any{"interval": "soon"}}, "serviceMonitor/interval"},
 		{map[string]any{"serviceMonitor": map[string]any{"tlsConfig": map[string]any{}}}, "tlsConfig"},
 		{map[string]any{"podMonitor": map[string]any{"enabled": true}}, "podMonitor"},
+		{map[string]any{"metricsCertificate": map[string]any{"secretName": "Metrics_TLS"}}, "metricsCertificate/secretName"},
+		{map[string]any{"metricsCertificate": map[string]any{"secret": "metrics-tls"}}, "secret"},
 		{map[string]any{"image": map[string]any{"repository": "registry:5000/Team/appkeeper"}}, "repository"},
 		{map[string]any{"image": map[string]any{"repository": "appkeeper:v1"}}, "repository"},
 	} {

@@ -174,6 +174,19 @@ func TestChartValuesRender(t *testing.T) {
 				same(t, "endpoints", field(t, checkServiceMonitor(t, objects), "spec", "endpoints"), "[map[authorization:map[credentials:map[key:token name:scraper-token]] "+
 					"honorLabels:true path:/metrics port:https scheme:https tlsConfig:map[insecureSkipVerify:true]]]")
 			}},
+		{"metricsCertificate is served and verified", map[string]any{"metricsCertificate": map[string]any{"secretName": "appkeeper-metrics-tls"},
+			"serviceMonitor": map[string]any{"enabled": true}},
+			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
+				c := container(t, objects[managerKey])
+				if args := fmt.Sprint(c["args"]); !strings.Contains(args, "--metrics-cert-dir=/etc/appkeeper/metrics-certificate") {
+					t.Errorf("args %s, want --metrics-cert-dir", args)
+				}
+				same(t, "volumeMounts", c["volumeMounts"], "[map[mountPath:/etc/appkeeper/metrics-certificate name:metrics-certificate readOnly:true]]")
+				same(t, "volumes", podSpec(t, objects)["volumes"], "[map[name:metrics-certificate secret:map[secretName:appkeeper-metrics-tls]]]")
+				same(t, "endpoints", field(t, checkServiceMonitor(t, objects), "spec", "endpoints"), "[map[bearerTokenFile:/var/run/secrets/kubernetes.io/serviceaccount/token "+
+					"honorLabels:true path:/metrics port:https scheme:https tlsConfig:map[ca:map[secret:map[key:ca.crt name:appkeeper-metrics-tls]] "+
+					"serverName:appkeeper-metrics.appkeeper-system.svc]]]")
+			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.check(t, rendered(t, tt.values)) })
 	}

@@ -4,9 +4,11 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -56,8 +58,11 @@ const Name = "appkeeper"
 
 // Options configure the manager.
 type Options struct {
-	MetricsAddr             string
-	SecureMetrics           bool
+	MetricsAddr   string
+	SecureMetrics bool
+	// MetricsCertDir holds tls.crt and tls.key, which the metrics endpoint serves and reloads when
+	// they change; when empty, the manager signs a certificate itself at start.
+	MetricsCertDir          string
 	ProbeAddr               string
 	PprofAddr               string
 	LeaderElect             bool
@@ -82,6 +87,7 @@ func DefaultOptions() Options {
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, `address of the metrics endpoint, e.g. ":8443"; "0" disables it`)
 	fs.BoolVar(&o.SecureMetrics, "metrics-secure", o.SecureMetrics, "serve metrics over HTTPS, only to clients the API server authenticates and authorizes")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "directory holding tls.crt and tls.key for the metrics endpoint, reloaded when they change; empty: a certificate the manager signs itself at start")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, `address of /healthz and /readyz, e.g. ":8081"; "0" disables them`)
 	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, `address of the pprof endpoint; empty or "0" disables it`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect a leader so that only one replica reconciles at a time")
@@ -135,13 +141,35 @@ func podMetadataAndStatus(obj any) (any, error) {
 	return keepOwnManagedFields(obj)
 }
 
+// metricsServer serves the metrics endpoint. A certificate directory given without its files is an
+// error: controller-runtime would fall back to a certificate nobody can verify without a word.
+func (o *Options) metricsServer() (metricsserver.Options, error) {
+	server := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
+	if o.SecureMetrics {
+		server.FilterProvider = metricsauth.NewFilter
+	}
+	if o.MetricsCertDir == "" {
+		return server, nil
+	}
+	if !o.SecureMetrics {
+		return server, errors.New("--metrics-cert-dir needs --metrics-secure: a certificate is only served over HTTPS")
+	}
+	for _, name := range []string{"tls.crt", "tls.key"} {
+		if _, err := os.Stat(filepath.Join(o.MetricsCertDir, name)); err != nil {
+			return server, fmt.Errorf("--metrics-cert-dir: %w", err)
+		}
+	}
+	server.CertDir = o.MetricsCertDir
+	return server, nil
+}
+
 // NewManager builds the manager with every controller registered.
 func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = float32(o.QPS), o.Burst
-	metricsServer := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.SecureMetrics}
-	if o.SecureMetrics {
-		metricsServer.FilterProvider = metricsauth.NewFilter
+	metricsServer, err := o.metricsServer()
+	if err != nil {
+		return nil, err
 	}
 	podMonitors, err := reconcile.DetectPodMonitors(cfg, ctrl.Log.WithName("setup"))
 	if err != nil {

@@ -49,6 +49,9 @@ type ScrapeTarget struct {
 	BearerToken string
 	// InsecureSkipVerify accepts any certificate, such as one the server signed itself.
 	InsecureSkipVerify bool
+	// CAFile, when set, is the authority the server's certificate must come from, and ServerName
+	// the name it must hold.
+	CAFile, ServerName string
 	// HonorLabels keeps the labels of the scraped series over the target's.
 	HonorLabels bool
 }
@@ -109,6 +112,17 @@ func StartPrometheus(ctx context.Context, o PrometheusOptions) (_ *PrometheusSer
 	return s, s.waitReady(ctx, 30*time.Second)
 }
 
+func tlsConfig(target ScrapeTarget) map[string]any {
+	config := map[string]any{"insecure_skip_verify": target.InsecureSkipVerify}
+	if target.CAFile != "" {
+		config["ca_file"] = target.CAFile
+	}
+	if target.ServerName != "" {
+		config["server_name"] = target.ServerName
+	}
+	return config
+}
+
 // prometheusConfig is the configuration file of o; the rule files are written beside it.
 func prometheusConfig(o PrometheusOptions) ([]byte, error) {
 	interval := o.Interval
@@ -135,7 +149,7 @@ func prometheusConfig(o PrometheusOptions) ([]byte, error) {
 			"metrics_path":   u.Path,
 			"honor_labels":   target.HonorLabels,
 			"static_configs": []any{map[string]any{"targets": []string{u.Host}}},
-			"tls_config":     map[string]any{"insecure_skip_verify": target.InsecureSkipVerify},
+			"tls_config":     tlsConfig(target),
 		}
 		if target.BearerToken != "" {
 			job["authorization"] = map[string]any{"credentials": target.BearerToken}

@@ -302,6 +302,7 @@ var chartValues = map[string]any{
 	"serviceAccount":           map[string]any{"name": "operator", "annotations": map[string]any{"example.dev/role": "appkeeper"}},
 	"crds":                     map[string]any{"keep": false},
 	"watchNamespaces":          []any{"default"},
+	"metricsCertificate":       map[string]any{"secretName": "appkeeper-metrics-tls"},
 	"serviceMonitor":           map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}},
 	"prometheusRule":           map[string]any{"enabled": true, "labels": map[string]any{"release": "kube-prometheus-stack"}},
 }
