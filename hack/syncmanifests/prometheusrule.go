@@ -20,6 +20,11 @@ const (
 	// docs/runbooks; the chart's prometheusRule.runbookBaseURL replaces it.
 	runbookBaseURL = "https://github.com/appkeeper/appkeeper/blob/main/docs/runbooks/"
 
+	// operatorJob is the job the rules select the operator's own series by: a ServiceMonitor of
+	// the Service appkeeper-metrics scrapes under that name. The chart's prometheusRule.operatorJob
+	// replaces it.
+	operatorJob = "appkeeper-metrics"
+
 	// forPrefix marks, in the chart's marshaled groups, the for: that prometheusRule.for sets.
 	forPrefix = "appkeeper-for-"
 )
@@ -107,8 +112,8 @@ func readRules(data []byte) (*ruleGroups, error) {
 }
 
 // chartRules returns the chart's PrometheusRule template: rendered under prometheusRule.enabled,
-// labeled with prometheusRule.labels, each alert's for: settable through prometheusRule.for and its
-// runbook_url under prometheusRule.runbookBaseURL. The rules' own {{ }}, Prometheus's templates,
+// labeled with prometheusRule.labels, each alert's for: settable through prometheusRule.for, its
+// runbook_url under prometheusRule.runbookBaseURL and the operator's job prometheusRule.operatorJob. The rules' own {{ }}, Prometheus's templates,
 // are escaped from Helm.
 func chartRules(source *ruleGroups) (string, error) {
 	rules := &ruleGroups{Groups: make([]ruleGroup, len(source.Groups))}
@@ -130,6 +135,11 @@ func chartRules(source *ruleGroups) (string, error) {
 	}
 	text := strings.NewReplacer("{{", `{{ "{{" }}`, "}}", `{{ "}}" }}`).Replace(string(data))
 	text = strings.ReplaceAll(text, runbookBaseURL, `{{ .Values.prometheusRule.runbookBaseURL | trimSuffix "/" }}/`)
+	text = strings.ReplaceAll(text, `job="`+operatorJob+`"`, `job={{ .Values.prometheusRule.operatorJob | quote }}`)
+	text = strings.ReplaceAll(text, "(job "+operatorJob+")", "(job {{ .Values.prometheusRule.operatorJob }})")
+	if strings.Contains(text, operatorJob) {
+		return "", fmt.Errorf("the job %s is named where prometheusRule.operatorJob cannot replace it", operatorJob)
+	}
 	for alert, duration := range defaults {
 		setting := fmt.Sprintf(`for: {{ index .Values.prometheusRule.for %q | default %q | quote }}`, alert, duration)
 		text = strings.ReplaceAll(text, "for: "+forPrefix+alert+"\n", setting+"\n")

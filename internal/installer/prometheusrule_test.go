@@ -60,6 +60,7 @@ func TestChartPrometheusRule(t *testing.T) {
 		"labels":         map[string]any{"release": "prometheus", "shard": 1},
 		"runbookBaseURL": "https://wiki.example.com/appkeeper/",
 		"for":            map[string]any{"AppkeeperInstanceDegraded": "30s"},
+		"operatorJob":    "monitoring/appkeeper",
 	}})[ruleKey]
 	labels := stringMap(t, rule, "metadata", "labels")
 	if labels["release"] != "prometheus" || labels["shard"] != "1" || labels["app.kubernetes.io/name"] != "appkeeper" {
@@ -80,7 +81,9 @@ func TestChartPrometheusRule(t *testing.T) {
 		same(t, alert+" for", r["for"], wantFor)
 		annotations := r["annotations"].(map[string]any)
 		same(t, alert+" runbook_url", annotations["runbook_url"], "https://wiki.example.com/appkeeper/"+alert+".md")
-		same(t, alert+" description", annotations["description"], source[i]["annotations"].(map[string]any)["description"])
+		onJob := strings.NewReplacer(`job="appkeeper-metrics"`, `job="monitoring/appkeeper"`, "(job appkeeper-metrics)", "(job monitoring/appkeeper)")
+		same(t, alert+" description", annotations["description"], onJob.Replace(source[i]["annotations"].(map[string]any)["description"].(string)))
+		same(t, alert+" expr", r["expr"], onJob.Replace(source[i]["expr"].(string)))
 	}
 }
 
@@ -95,6 +98,7 @@ func TestChartPrometheusRuleSchema(t *testing.T) {
 		{map[string]any{"for": map[string]any{"AppkeeperInstanceDegraded": ""}}, "AppkeeperInstanceDegraded"},
 		{map[string]any{"runbookBaseURL": "docs/runbooks"}, "runbookBaseURL"},
 		{map[string]any{"ruleSelector": map[string]any{}}, "ruleSelector"},
+		{map[string]any{"operatorJob": ""}, "operatorJob"},
 	} {
 		tt.values["enabled"] = true
 		if _, err := RenderChart(chartDir, namespace, map[string]any{"prometheusRule": tt.values}); err == nil ||
