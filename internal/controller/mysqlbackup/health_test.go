@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -79,19 +78,7 @@ func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
 func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
-	wp := &appsv1alpha1.WordPress{
-		ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns},
-		Spec: appsv1alpha1.WordPressSpec{Database: appsv1alpha1.WordPressDatabase{MySQL: &appsv1alpha1.MySQLSpec{
-			Backup: &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage()},
-		}}},
-	}
-	if err := k8s.Create(ctx, wp); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog-mysql"}, &appsv1.StatefulSet{})
-	})
-	testutil.RunStatefulSet(t, k8s, ns, "blog-mysql", timeout)
+	runningSite(t, ns)
 
 	point := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "launch", Namespace: ns},
@@ -105,13 +92,7 @@ func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
 	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
 	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		got := &appsv1alpha1.WordPressBackup{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {
-			return err
-		}
-		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, metav1.ConditionTrue)
-	})
+	waitRestorePoint(t, point, metav1.ConditionTrue)
 	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
 	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-verify"), verifyContainer, backup.Result{Verified: verified}, true)
 	testutil.WaitForHealth(t, k8s, point, status.CurrentStatus, timeout)
