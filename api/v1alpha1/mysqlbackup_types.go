@@ -157,7 +157,9 @@ type MySQLBackupStatus struct {
 	// +optional
 	VerificationTime *metav1.Time `json:"verificationTime,omitempty"`
 
-	// Conditions are Complete and Verified.
+	// Conditions are Complete and Verified, summarised as Ready and Stalled: Ready once the backup
+	// succeeded and, when verification was asked for, passed it; Stalled once it or its
+	// verification failed.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -172,20 +174,25 @@ type MySQLBackupStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 56",message="metadata.name must be a DNS-1035 label of at most 56 characters: it names the backup's Jobs"
 // +kubebuilder:printcolumn:name="MySQL",type=string,JSONPath=`.spec.mysqlName`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
+// +kubebuilder:printcolumn:name="Trigger",type=string,JSONPath=`.status.reason`
 // +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.status.size`
 // +kubebuilder:printcolumn:name="Verified",type=string,JSONPath=`.status.verification`
 // +kubebuilder:printcolumn:name="Completed",type=date,JSONPath=`.status.completionTime`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Key",type=string,JSONPath=`.status.location.key`,priority=1
 // +kubebuilder:printcolumn:name="Server",type=string,JSONPath=`.status.serverVersion`,priority=1
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type MySQLBackup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the backup a user asks for; it cannot change once the backup exists.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a backup is taken once"
-	Spec   MySQLBackupSpec   `json:"spec"`
+	Spec MySQLBackupSpec `json:"spec"`
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that
+	// judge health from it (kstatus) see a new backup as not yet observed rather than as done.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status MySQLBackupStatus `json:"status,omitempty"`
 }
 

@@ -76,7 +76,8 @@ type WordPressBackupStatus struct {
 	// +optional
 	Content *WordPressContentBackup `json:"content,omitempty"`
 
-	// Conditions: Complete.
+	// Conditions: Complete, and with spec.verify Verified, the verdict on the database dump that
+	// its MySQLBackup gives; summarised as Ready and Stalled as a MySQLBackup's are.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -95,6 +96,8 @@ type WordPressBackupStatus struct {
 // +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.status.databaseBackup`
 // +kubebuilder:printcolumn:name="Files",type=integer,JSONPath=`.status.content.files`
 // +kubebuilder:printcolumn:name="Completed",type=date,JSONPath=`.status.completionTime`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WordPressBackup struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -102,7 +105,10 @@ type WordPressBackup struct {
 
 	// Spec is the restore point a user asks for; it cannot change once it exists.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a backup is taken once"
-	Spec   WordPressBackupSpec   `json:"spec"`
+	Spec WordPressBackupSpec `json:"spec"`
+	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that
+	// judge health from it (kstatus) see a new restore point as not yet observed rather than as done.
+	// +kubebuilder:default={observedGeneration: 0}
 	Status WordPressBackupStatus `json:"status,omitempty"`
 }
 

@@ -13,9 +13,16 @@ import (
 // an application that is still starting would read as healthy.
 func SetHealthConditions(conditions *[]metav1.Condition, generation int64, available, progressing, degraded Condition,
 	prerequisites ...Condition) {
-	set := append([]Condition{available, progressing, degraded}, prerequisites...)
-	set = append(set, Ready(available, progressing, degraded, prerequisites...), stalled(degraded))
-	SetConditions(conditions, generation, set...)
+	SetConditions(conditions, generation, append([]Condition{available, progressing, degraded}, prerequisites...)...)
+	SetSummaryConditions(conditions, generation, available, progressing, degraded, prerequisites...)
+}
+
+// SetSummaryConditions records Ready and Stalled alone, by the rules of SetHealthConditions, for a
+// kind whose own conditions say in other words whether it is done, under way or failed (a backup:
+// Complete and Verified), so that it reads to kstatus the way an application does.
+func SetSummaryConditions(conditions *[]metav1.Condition, generation int64, available, progressing, degraded Condition,
+	prerequisites ...Condition) {
+	SetConditions(conditions, generation, Ready(available, progressing, degraded, prerequisites...), stalled(degraded))
 }
 
 // Ready is True when the application is Available (or scaled to zero, as asked), not Progressing,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -65,6 +66,11 @@ func RunWithOperator(m *testing.M, k8s *client.Client, extraCRDs ...*apiextensio
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	if kubeconfig, err = writeKubeconfig(env.KubeConfig); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(filepath.Dir(kubeconfig)) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if *k8s, err = client.New(cfg, client.Options{Scheme: operator.Scheme()}); err != nil {
@@ -103,4 +109,22 @@ func RunWithOperator(m *testing.M, k8s *client.Client, extraCRDs ...*apiextensio
 		return 1
 	}
 	return code
+}
+
+// kubeconfig is the admin kubeconfig of the API server RunWithOperator started.
+var kubeconfig string
+
+func writeKubeconfig(content []byte) (string, error) {
+	dir, err := os.MkdirTemp("", "appkeeper-envtest-")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, content, 0o600)
+}
+
+// Kubectl is the command kubectl with args, run as the API server's admin, with the kubectl
+// binary of the control plane envtest runs (KUBEBUILDER_ASSETS): what a person would type.
+func Kubectl(args ...string) *exec.Cmd {
+	return exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 }

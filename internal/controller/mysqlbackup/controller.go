@@ -68,6 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation
+		SetHealthConditions(&b.Status.Conditions, b.Generation)
 		r.recordTransitions(ctx, original, b)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.MySQLBackup) any { return b.Status }))

@@ -69,6 +69,39 @@ func waitMySQL(t *testing.T, ns, name string, check func(*appsv1alpha1.MySQL) er
 	return m
 }
 
+// runningSite creates the WordPress blog, whose own MySQL is backed up to s3Storage on demand only,
+// and plays the StatefulSet controller until that MySQL is Available.
+func runningSite(t *testing.T, ns string) *appsv1alpha1.WordPress {
+	t.Helper()
+	wp := &appsv1alpha1.WordPress{
+		ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns},
+		Spec: appsv1alpha1.WordPressSpec{Database: appsv1alpha1.WordPressDatabase{MySQL: &appsv1alpha1.MySQLSpec{
+			Backup: &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage()},
+		}}},
+	}
+	if err := k8s.Create(context.Background(), wp); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog-mysql"}, &appsv1.StatefulSet{})
+	})
+	testutil.RunStatefulSet(t, k8s, ns, "blog-mysql", timeout)
+	return wp
+}
+
+// waitRestorePoint waits until point's Complete condition has status, and gives point as it is then.
+func waitRestorePoint(t *testing.T, point *appsv1alpha1.WordPressBackup, status metav1.ConditionStatus) *appsv1alpha1.WordPressBackup {
+	t.Helper()
+	got := &appsv1alpha1.WordPressBackup{}
+	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {
+			return err
+		}
+		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, status)
+	})
+	return got
+}
+
 func createBackup(t *testing.T, ns, name string, mutate func(*appsv1alpha1.MySQLBackup)) {
 	t.Helper()
 	b := &appsv1alpha1.MySQLBackup{

@@ -39,12 +39,14 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 		return err
 	}
 	if job == nil {
+		// Recorded before the Job is created, so that a status written after a failed create still
+		// says a verdict is awaited, and the backup does not read as Ready meanwhile.
+		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationRunning, "the Job "+b.VerifyJobName()+" restores the backup into a scratch server")
 		desired := resources.VerifyJob(b, m, *b.Status.Location, r.BackupImage, ServerImage(m))
 		if err := reconcile.ApplyChild(ctx, r.Client, b, b.VerifyJobName(), &batchv1.Job{}, desired, batchv1ac.ExtractJob); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("verification started", "job", b.VerifyJobName())
-		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationRunning, "the Job "+b.VerifyJobName()+" restores the backup into a scratch server")
 		return nil
 	}
 	outcome := ObserveJob(job, pods, resources.VerifyContainer, resources.FetchContainer)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,19 +22,7 @@ import (
 func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
-	wp := &appsv1alpha1.WordPress{
-		ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns},
-		Spec: appsv1alpha1.WordPressSpec{Database: appsv1alpha1.WordPressDatabase{MySQL: &appsv1alpha1.MySQLSpec{
-			Backup: &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage()},
-		}}},
-	}
-	if err := k8s.Create(ctx, wp); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog-mysql"}, &appsv1.StatefulSet{})
-	})
-	testutil.RunStatefulSet(t, k8s, ns, "blog-mysql", timeout)
+	wp := runningSite(t, ns)
 
 	point := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "launch", Namespace: ns},
@@ -65,13 +52,7 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
 	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
 
-	got := &appsv1alpha1.WordPressBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {
-			return err
-		}
-		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, metav1.ConditionTrue)
-	})
+	got := waitRestorePoint(t, point, metav1.ConditionTrue)
 	if got.Status.Phase != appsv1alpha1.BackupSucceeded || got.Status.DatabaseBackup != "launch-db" || got.Status.Content == nil ||
 		got.Status.Content.Files != 12 || got.Status.Content.SHA256 != "cd34" || got.Status.Content.Location.Key != "prod/"+ns+"/blog/launch" {
 		t.Errorf("status = %+v", got.Status)
@@ -104,13 +85,7 @@ func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.FinishJob(t, k8s, waitJob(t, ns, "broken-content"), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
-	got := &appsv1alpha1.WordPressBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {
-			return err
-		}
-		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, metav1.ConditionFalse)
-	})
+	got := waitRestorePoint(t, point, metav1.ConditionFalse)
 	if got.Status.Phase != appsv1alpha1.BackupFailed || !strings.Contains(got.Status.Conditions[0].Message, "access denied") {
 		t.Errorf("status = %+v", got.Status)
 	}

@@ -57,9 +57,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed {
-		return ctrl.Result{}, r.deleteArchiveJob(ctx, b)
-	}
 	if reconcile.StatusBehind(b, b.Status) {
 		// The cache does not show yet the status the pass before wrote.
 		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
@@ -67,6 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation
+		mysqlbackup.SetHealthConditions(&b.Status.Conditions, b.Generation)
 		r.recordTransition(ctx, original, b)
 		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.WordPressBackup) any { return b.Status }))
@@ -75,7 +73,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			err = r.deleteArchiveJob(ctx, b)
 		}
 	}()
-	if b.Status.Content == nil {
+	switch {
+	case b.Status.Phase == appsv1alpha1.BackupFailed:
+		return ctrl.Result{}, nil
+	case b.Status.Phase == appsv1alpha1.BackupSucceeded:
+		return ctrl.Result{}, r.observeVerification(ctx, b)
+	case b.Status.Content == nil:
 		return ctrl.Result{}, r.start(ctx, b)
 	}
 	return ctrl.Result{}, r.observe(ctx, b)
@@ -181,7 +184,41 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 	b.Status.CompletionTime = ptr.To(metav1.Now())
 	setComplete(b, metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded,
 		fmt.Sprintf("database in MySQLBackup %s (%d tables); wp-content: %d files, %d bytes", db.Name, db.Status.Tables, res.Files, res.Bytes))
+	recordVerification(b, db)
 	return nil
+}
+
+// observeVerification follows the verification of the database dump, when asked for, until its
+// MySQLBackup gives a verdict.
+func (r *Reconciler) observeVerification(ctx context.Context, b *appsv1alpha1.WordPressBackup) error {
+	if !b.Spec.Verify || !mysqlbackup.VerificationPending(b.Status.Conditions) {
+		return nil
+	}
+	db := &appsv1alpha1.MySQLBackup{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Status.DatabaseBackup}, db); apierrors.IsNotFound(err) {
+		reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{Type: appsv1alpha1.ConditionVerified,
+			Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonVerificationFailed,
+			Message: "the MySQLBackup " + b.Status.DatabaseBackup + " was deleted before its verification ended"})
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("database backup of WordPressBackup %s/%s: %w", b.Namespace, b.Name, err)
+	}
+	recordVerification(b, db)
+	return nil
+}
+
+// recordVerification takes on the verdict that db, the MySQLBackup of the database, gives on the
+// dump when verification was asked for; until it has one, the verification is under way.
+func recordVerification(b *appsv1alpha1.WordPressBackup, db *appsv1alpha1.MySQLBackup) {
+	if !b.Spec.Verify {
+		return
+	}
+	verified := reconcile.Condition{Type: appsv1alpha1.ConditionVerified, Status: metav1.ConditionUnknown,
+		Reason: appsv1alpha1.ReasonVerificationRunning, Message: "MySQLBackup " + db.Name + " verifies the database dump"}
+	if c := apimeta.FindStatusCondition(db.Status.Conditions, appsv1alpha1.ConditionVerified); c != nil {
+		verified.Status, verified.Reason, verified.Message = c.Status, c.Reason, "MySQLBackup "+db.Name+": "+c.Message
+	}
+	reconcile.SetConditions(&b.Status.Conditions, b.Generation, verified)
 }
 
 // deleteArchiveJob deletes the finished archive Job and its pod once the outcome is recorded: a
