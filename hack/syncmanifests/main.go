@@ -30,6 +30,11 @@ const (
 	// resourcePolicy keeps a CRD, and with it every custom resource, when the release is
 	// uninstalled; the chart's crds.keep decides.
 	resourcePolicy = "helm.sh/resource-policy"
+	// argoCDSyncOptions set to argoCDKeep is the same promise to Argo CD, which renders the chart
+	// with "helm template" and would otherwise delete the CRDs with the Application, or when they
+	// leave the chart.
+	argoCDSyncOptions = "argocd.argoproj.io/sync-options"
+	argoCDKeep        = "Delete=false,Prune=false"
 )
 
 func main() {
@@ -124,7 +129,7 @@ func chartCRD(data []byte) (string, error) {
 	if n := bytes.Count(out, []byte(keep)); n != 1 {
 		return "", fmt.Errorf("the %s annotation appears %d times once marshaled, want once", resourcePolicy, n)
 	}
-	guarded := "    {{- if .Values.crds.keep }}\n" + keep + "    {{- end }}\n"
+	guarded := "    {{- if .Values.crds.keep }}\n" + keep + "    " + argoCDSyncOptions + ": " + argoCDKeep + "\n    {{- end }}\n"
 	return header +
 		"{{- if .Values.crds.create }}\n---\n" +
 		strings.Replace(string(out), keep, guarded, 1) +

@@ -29,6 +29,7 @@ metadata:
     controller-gen.kubebuilder.io/version: v0.21.0
     {{- if .Values.crds.keep }}
     helm.sh/resource-policy: keep
+    argocd.argoproj.io/sync-options: Delete=false,Prune=false
     {{- end }}
   name: things.example.dev
 spec:

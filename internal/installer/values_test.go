@@ -153,6 +153,12 @@ func TestChartValuesRender(t *testing.T) {
 		{"CRDs are kept by default", nil,
 			func(t *testing.T, objects map[string]*unstructured.Unstructured) {
 				checkCRDs(t, objects, "keep")
+				ns := objects["Namespace//"+namespace]
+				if ns == nil {
+					t.Fatalf("no Namespace in %v", keys(objects))
+				}
+				same(t, "Namespace annotations", stringMap(t, ns, "metadata", "annotations"),
+					"map[argocd.argoproj.io/sync-options:"+argoCDOptions["keep"]+" helm.sh/resource-policy:keep]")
 				if objects[monitorKey] != nil {
 					t.Error("a ServiceMonitor is rendered by default")
 				}
@@ -207,6 +213,10 @@ func checkBoundServiceAccount(t *testing.T, objects map[string]*unstructured.Uns
 	}
 }
 
+// argoCDOptions are the Argo CD sync options that make the same promise as each Helm resource
+// policy: a kept object is neither deleted with the Application nor pruned.
+var argoCDOptions = map[string]string{"keep": "Delete=false,Prune=false", "": ""}
+
 // checkCRDs: every CRD is rendered, with the resource policy given ("" for none).
 func checkCRDs(t *testing.T, objects map[string]*unstructured.Unstructured, policy string) {
 	t.Helper()
@@ -216,6 +226,9 @@ func checkCRDs(t *testing.T, objects map[string]*unstructured.Unstructured, poli
 	for _, crd := range crds(objects) {
 		if got := crd.GetAnnotations()["helm.sh/resource-policy"]; got != policy {
 			t.Errorf("%s: helm.sh/resource-policy %q, want %q", crd.GetName(), got, policy)
+		}
+		if got := crd.GetAnnotations()["argocd.argoproj.io/sync-options"]; got != argoCDOptions[policy] {
+			t.Errorf("%s: argocd.argoproj.io/sync-options %q, want %q", crd.GetName(), got, argoCDOptions[policy])
 		}
 		if crd.GetAnnotations()["controller-gen.kubebuilder.io/version"] == "" {
 			t.Errorf("%s lost controller-gen's annotation: %v", crd.GetName(), crd.GetAnnotations())
