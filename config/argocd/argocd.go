@@ -18,11 +18,11 @@ import (
 //go:embed health.lua
 var Script string
 
-// KeyPrefix starts the argocd-cm key of a kind's health check: KeyPrefix + "<group>_<Kind>".
-const KeyPrefix = "resource.customizations.health."
+// keyPrefix starts the argocd-cm key of a kind's health check: keyPrefix + "<group>_<Kind>".
+const keyPrefix = "resource.customizations.health."
 
 // Key is the argocd-cm key of the health check of group's kind.
-func Key(group, kind string) string { return KeyPrefix + group + "_" + kind }
+func Key(group, kind string) string { return keyPrefix + group + "_" + kind }
 
 // The health statuses Argo CD knows. A script that returns another is read as Unknown.
 const (

@@ -6,14 +6,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/appkeeper/appkeeper/config/argocd"
 )
 
-const (
-	argoCDScript = "config/argocd/health.lua"
-	argoCDPatch  = "config/argocd/argocd-cm-patch.yaml"
-	// argoCDHealthKey starts the argocd-cm key of a kind's health check, followed by <group>_<Kind>.
-	argoCDHealthKey = "resource.customizations.health."
-)
+const argoCDPatch = "config/argocd/argocd-cm-patch.yaml"
 
 // argoCDUsage tells, at the top of the patch, how it is applied: Argo CD's own install owns
 // argocd-cm, so appkeeper ships a patch to it rather than the ConfigMap.
@@ -25,10 +22,6 @@ const argoCDUsage = `# Argo CD's health check for every appkeeper kind (config/a
 
 // writeArgoCDPatch writes the argocd-cm patch that gives each kind of crds the health check.
 func writeArgoCDPatch(crds []string) error {
-	script, err := os.ReadFile(argoCDScript)
-	if err != nil {
-		return err
-	}
 	data := map[string]string{}
 	for _, path := range crds {
 		raw, err := os.ReadFile(path)
@@ -44,7 +37,7 @@ func writeArgoCDPatch(crds []string) error {
 		if group == "" || kind == "" {
 			return fmt.Errorf("%s names no group or kind", path)
 		}
-		data[argoCDHealthKey+group+"_"+kind] = string(script)
+		data[argocd.Key(group, kind)] = argocd.Script
 	}
 	// One key per kind rather than one wildcard key, which older Argo CD releases do not read.
 	out, err := yaml.Marshal(map[string]any{
