@@ -43,13 +43,9 @@ for _, c in ipairs(status.conditions or {}) do
     conditions[c.type] = c
   end
 end
-local function isTrue(type)
-  return conditions[type] ~= nil and conditions[type].status == "True"
-end
-
-for _, type in ipairs({ "Degraded", "Stalled" }) do
-  if isTrue(type) then
-    return health("Degraded", said(conditions[type]))
+for _, name in ipairs({ "Degraded", "Stalled" }) do
+  if conditions[name] ~= nil and conditions[name].status == "True" then
+    return health("Degraded", said(conditions[name]))
   end
 end
 
@@ -97,7 +93,7 @@ if ready ~= nil then
 end
 
 -- Backups that report a phase and no Ready condition.
-if status.phase ~= nil then
+if status.phase ~= nil and status.phase ~= "" then
   if status.phase == "Succeeded" then
     if verified ~= nil and verified.status ~= "True" then
       return health("Progressing", said(verified))
