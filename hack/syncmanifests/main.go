@@ -4,7 +4,7 @@
 // config/crd/kustomization.yaml, the PrometheusRule of config/prometheus, and the CRDs, RBAC and
 // PrometheusRule of the Helm chart. "make check-generate" runs it, so the chart never drifts from
 // the markers. It also writes the Grafana dashboards internal/dashboards builds into config/grafana
-// and the chart.
+// and the chart, and the patch that gives Argo CD's argocd-cm the health check of every kind.
 //
 //	go run ./hack/syncmanifests
 package main
@@ -62,6 +62,9 @@ func run() error {
 		return err
 	}
 	if err := writeChartRBAC(); err != nil {
+		return err
+	}
+	if err := writeArgoCDPatch(crds); err != nil {
 		return err
 	}
 	return writeDashboards()

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -170,6 +171,8 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	if got := get(t, ns, "web", &appsv1alpha1.WebServer{}).Status; got.Image != goodImage || got.Rollout.Rollbacks != 1 {
 		t.Errorf("status.image %s, %d rollbacks; want %s, 1", got.Image, got.Rollout.Rollbacks, goodImage)
 	}
+	// It serves, but not the revision the spec asks for: GitOps tools must not call it healthy.
+	testutil.RequireHealth(t, k8s, ws, status.FailedStatus)
 }
 
 // TestRolledBackRevisionIsNotRetried checks that a rollback is final until the spec changes: the
