@@ -40,17 +40,13 @@ func WaitForHealth(t *testing.T, c client.Client, obj client.Object, want status
 	Eventually(t, timeout, func(ctx context.Context) error { return healthIs(ctx, c, obj, want) })
 }
 
-// RequireArgoCDHealth fails the test unless Argo CD, with appkeeper's health check, gives obj the
-// status want now: for the kinds whose status kstatus does not read.
-func RequireArgoCDHealth(t *testing.T, c client.Client, obj client.Object, want string) {
-	t.Helper()
-	u, err := live(context.Background(), c, obj)
+// Health is kstatus's reading of obj as the API server has it now.
+func Health(ctx context.Context, c client.Client, obj client.Object) (*status.Result, error) {
+	u, err := live(ctx, c, obj)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	if err := argoCDHealthIs(u, want); err != nil {
-		t.Fatal(err)
-	}
+	return status.Compute(u)
 }
 
 func healthIs(ctx context.Context, c client.Client, obj client.Object, want status.Status) error {
