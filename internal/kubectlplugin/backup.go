@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,8 +28,10 @@ policy's verify. A MySQL without spec.backup has no storage to back up to: the c
 and creates nothing.
 
 It prints the backup's name, then by default follows its phase (Pending, Running, Succeeded or
-Failed), printing each change, and exits with status 1 when the backup failed. A backup is worth
-something only once it succeeded, hence --wait by default; --wait=false returns once it is created.`,
+Failed), printing each change, until the backup is Ready: stored and, when its policy asks for
+verification, verified. It exits with status 1 when the backup or its verification failed. A
+backup is worth something only once it is Ready, hence --wait by default; --wait=false returns
+once it is created.`,
 		Example: `  kubectl appkeeper backup mysql/db
   kubectl appkeeper backup wordpress/blog --name before-upgrade
   kubectl appkeeper backup my/db --wait=false -o yaml`,
@@ -132,31 +135,45 @@ func backupMeta(ns, instance, name string, limit int, labels map[string]string) 
 	return meta
 }
 
-// backupStep is a backup's phase in words; it is over once Succeeded or Failed.
+// backupStep is a backup's phase in words. It is over once the backup is Ready, which waits for
+// the verification its policy asks for, or Stalled; for an operator that reports neither, once
+// the phase is Succeeded or Failed.
 func backupStep(label string, obj client.Object) (string, bool, error) {
 	var phase appsv1alpha1.BackupPhase
+	var conditions []metav1.Condition
 	var where string
 	switch b := obj.(type) {
 	case *appsv1alpha1.MySQLBackup:
-		phase = b.Status.Phase
+		phase, conditions = b.Status.Phase, b.Status.Conditions
 		if b.Status.Location != nil {
 			where = b.Status.Location.Storage.Describe() + "/" + b.Status.Location.Key
 		}
 	case *appsv1alpha1.WordPressBackup:
-		phase = b.Status.Phase
+		phase, conditions = b.Status.Phase, b.Status.Conditions
 		if b.Status.Content != nil {
 			where = b.Status.Content.Location.Storage.Describe() + "/" + b.Status.Content.Location.Key
 		}
 	}
 	line := label + ": " + objectHealth(obj)
-	switch phase {
-	case appsv1alpha1.BackupSucceeded:
+	failed := phase == appsv1alpha1.BackupFailed
+	succeeded := phase == appsv1alpha1.BackupSucceeded
+	why := strings.TrimPrefix(objectHealth(obj), "Failed: ")
+	if ready := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionReady); ready != nil {
+		stalled := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionStalled)
+		failed = stalled != nil && stalled.Status == metav1.ConditionTrue
+		succeeded = ready.Status == metav1.ConditionTrue
+		if failed {
+			why = reasonAndMessage(stalled)
+		}
+	}
+	switch {
+	case failed:
+		return line, true, fmt.Errorf("the backup failed: %s", why)
+	case succeeded:
 		if where != "" {
 			line += ", at " + where
 		}
 		return line, true, nil
-	case appsv1alpha1.BackupFailed:
-		return line, true, fmt.Errorf("the backup failed: %s", strings.TrimPrefix(objectHealth(obj), "Failed: "))
 	}
 	return line, false, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 )
 
 func backedUpMySQL(ns, name string) *appsv1alpha1.MySQL {
@@ -30,8 +31,18 @@ func complete(status metav1.ConditionStatus, reason, message string) []metav1.Co
 	return []metav1.Condition{condition(appsv1alpha1.ConditionComplete, status, reason, message)}
 }
 
+// setBackupStatus writes the status the operator would: status, with the Ready and Stalled
+// conditions it derives from it.
+func setBackupStatus(t *testing.T, b *appsv1alpha1.MySQLBackup, status appsv1alpha1.MySQLBackupStatus) {
+	t.Helper()
+	b.Status = status
+	mysqlbackup.SetHealthConditions(&b.Status.Conditions, b.Generation)
+	setStatus(t, b)
+}
+
 // Backup Jobs do not run here (no operator, no kubelet): the test writes the phases the operator
-// would, and checks that the plugin created what the operator expects and followed each phase.
+// would, and checks that the plugin created what the operator expects and followed each phase,
+// until the backup is Ready: stored, and verified as its policy asks.
 func TestBackupCreatesABackupAndFollowsItsPhases(t *testing.T) {
 	ns := newNamespace(t, "backup")
 	create(t, backedUpMySQL(ns, "db"))
@@ -44,22 +55,28 @@ func TestBackupCreatesABackupAndFollowsItsPhases(t *testing.T) {
 	}
 	run.expect(t, "mysqlbackup/before-upgrade: not yet observed by the operator")
 
-	b.Status = appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupPending, Reason: appsv1alpha1.BackupReasonOnDemand,
+	status := appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupPending, Reason: appsv1alpha1.BackupReasonOnDemand,
 		Conditions: complete(metav1.ConditionUnknown, appsv1alpha1.ReasonWaitingForMySQL, "MySQL db is not Available")}
-	setStatus(t, b)
+	setBackupStatus(t, b, status)
 	run.expect(t, "mysqlbackup/before-upgrade: Pending: WaitingForMySQL: MySQL db is not Available")
 
-	b.Status.Phase = appsv1alpha1.BackupRunning
-	b.Status.Conditions = complete(metav1.ConditionUnknown, appsv1alpha1.ReasonBackupRunning, "Job before-upgrade-backup runs")
-	setStatus(t, b)
+	status.Phase = appsv1alpha1.BackupRunning
+	status.Conditions = complete(metav1.ConditionUnknown, appsv1alpha1.ReasonBackupRunning, "Job before-upgrade-backup runs")
+	setBackupStatus(t, b, status)
 	run.expect(t, "mysqlbackup/before-upgrade: Running: BackupRunning: Job before-upgrade-backup runs")
 
-	b.Status.Phase = appsv1alpha1.BackupSucceeded
-	b.Status.Size = 48213312
-	b.Status.Location = &appsv1alpha1.BackupLocation{Storage: backedUpMySQL(ns, "db").Spec.Backup.Storage, Key: "mysql/backup/db/before-upgrade"}
-	b.Status.Conditions = complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, "")
-	setStatus(t, b)
-	run.expect(t, "mysqlbackup/before-upgrade: Succeeded, 48213312 bytes, at pvc://backups/mysql/backup/db/before-upgrade")
+	status.Phase = appsv1alpha1.BackupSucceeded
+	status.Size = 48213312
+	status.Location = &appsv1alpha1.BackupLocation{Storage: backedUpMySQL(ns, "db").Spec.Backup.Storage, Key: "mysql/backup/db/before-upgrade"}
+	status.Conditions = append(complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, ""),
+		condition(appsv1alpha1.ConditionVerified, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationRunning, "Job before-upgrade-verify runs"))
+	setBackupStatus(t, b, status)
+	run.expect(t, "mysqlbackup/before-upgrade: Succeeded, 48213312 bytes, verifying")
+
+	status.Verification = appsv1alpha1.VerificationPassed
+	status.Conditions[1] = condition(appsv1alpha1.ConditionVerified, metav1.ConditionTrue, appsv1alpha1.ReasonVerificationPassed, "restored and compared")
+	setBackupStatus(t, b, status)
+	run.expect(t, "mysqlbackup/before-upgrade: Succeeded, 48213312 bytes, verified, at pvc://backups/mysql/backup/db/before-upgrade")
 	run.requireExit(t, 0)
 }
 
@@ -69,9 +86,8 @@ func TestBackupFailureExitsNonZero(t *testing.T) {
 	run := startFollowing(t, "backup", "-n", ns, "my/db", "--name", "doomed")
 	run.expect(t, "mysqlbackup/doomed created")
 	b := waitForBackup(t, ns, "doomed")
-	b.Status = appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupFailed,
-		Conditions: complete(metav1.ConditionFalse, appsv1alpha1.ReasonBackupFailed, "volume backups: no space left on device")}
-	setStatus(t, b)
+	setBackupStatus(t, b, appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupFailed,
+		Conditions: complete(metav1.ConditionFalse, appsv1alpha1.ReasonBackupFailed, "volume backups: no space left on device")})
 	for line := run.next(t); line != "mysqlbackup/doomed: Failed: BackupFailed: volume backups: no space left on device"; line = run.next(t) {
 		if line != "mysqlbackup/doomed: not yet observed by the operator" {
 			t.Fatalf("unexpected line %q", line)
@@ -79,6 +95,28 @@ func TestBackupFailureExitsNonZero(t *testing.T) {
 	}
 	run.requireExit(t, 1)
 	if want := "error: mysqlbackup/doomed: the backup failed: BackupFailed: volume backups: no space left on device\n"; run.stderr.String() != want {
+		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
+	}
+}
+
+// A backup stored but found different from its server by the verification its policy asks for is
+// no good backup: the command fails, saying so.
+func TestBackupThatFailsVerificationExitsNonZero(t *testing.T) {
+	ns := newNamespace(t, "backup-unverified")
+	create(t, backedUpMySQL(ns, "db"))
+	run := startFollowing(t, "backup", "-n", ns, "mysql/db", "--name", "differs")
+	run.expect(t, "mysqlbackup/differs created")
+	b := waitForBackup(t, ns, "differs")
+	setBackupStatus(t, b, appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupSucceeded, Verification: appsv1alpha1.VerificationFailed,
+		Conditions: append(complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, ""),
+			condition(appsv1alpha1.ConditionVerified, metav1.ConditionFalse, appsv1alpha1.ReasonVerificationFailed, "shop.orders: rows 10 != 9"))})
+	for line := run.next(t); line != "mysqlbackup/differs: Succeeded, verification failed"; line = run.next(t) {
+		if line != "mysqlbackup/differs: not yet observed by the operator" {
+			t.Fatalf("unexpected line %q", line)
+		}
+	}
+	run.requireExit(t, 1)
+	if want := "error: mysqlbackup/differs: the backup failed: VerificationFailed: shop.orders: rows 10 != 9\n"; run.stderr.String() != want {
 		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
 	}
 }

@@ -140,6 +140,10 @@ func backupHealth(phase appsv1alpha1.BackupPhase, conditions []metav1.Condition,
 			words += ", verified"
 		case appsv1alpha1.VerificationFailed:
 			words += ", verification failed"
+		default:
+			if c := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionVerified); c != nil && c.Status == metav1.ConditionUnknown && c.Reason != appsv1alpha1.ReasonVerificationFailed {
+				words += ", verifying"
+			}
 		}
 	default:
 		if c := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionComplete); c != nil && c.Message != "" {

@@ -63,14 +63,12 @@ spec:
 
 	t.Run("an on-demand backup is taken and verified", func(t *testing.T) {
 		started := time.Now()
-		kubectl(t, `
-apiVersion: apps.appkeeper.dev/v1alpha1
-kind: MySQLBackup
-metadata:
-  name: manual
-spec:
-  mysqlName: shop
-`, "apply", "-n", ns, "-f", "-")
+		// As a user takes one: the kubectl plugin follows it until it is stored and verified.
+		out := kubectlAppkeeper(t, "backup", "mysql/shop", "-n", ns, "--name", "manual", "--timeout", timeout.String())
+		t.Logf("kubectl appkeeper backup mysql/shop --name manual:\n%s", out)
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); !strings.Contains(lines[len(lines)-1], ", verified, at s3://") {
+			t.Errorf("the plugin's last line %q, want the backup verified and where it is stored", lines[len(lines)-1])
+		}
 		b := waitBackup(t, ns, "manual", true)
 		t.Logf("backup: %d bytes, %d tables, server %s, succeeded %s and verified %s after it was created",
 			b.Status.Size, b.Status.Tables, b.Status.ServerVersion, b.Status.CompletionTime.Sub(started).Round(time.Second),
@@ -84,7 +82,7 @@ spec:
 				t.Errorf("bucket holds %v, want %s", objects, key)
 			}
 		}
-		out := kubectl(t, "", "get", "mysqlbackup", "-n", ns, "manual")
+		out = kubectl(t, "", "get", "mysqlbackup", "-n", ns, "manual")
 		for _, column := range []string{"Succeeded", "Verified", "shop"} {
 			if !strings.Contains(out, column) {
 				t.Errorf("kubectl get mysqlbackup does not show %s:\n%s", column, out)

@@ -43,6 +43,17 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 	return out
 }
 
+// kubectlAppkeeper runs the kubectl plugin as built by make build, against the cluster.
+func kubectlAppkeeper(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testutil.RepoBinary("kubectl-appkeeper"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl appkeeper %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 func runKubectl(stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
