@@ -26,6 +26,7 @@ const MinMemcachedMemoryMB = 2
 const MaxMemcachedSize = 256
 
 // MemcachedSpec is the memcached cluster a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.port) || self.port != 9150",message="spec.port must not be 9150 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9150 of the same pod",fieldPath=".port"
 type MemcachedSpec struct {
 	// Size is the number of memcached members. Each keeps a stable name, so that clients hashing
 	// keys over the members keep most keys where they are when the size changes. Defaults to 1;
@@ -45,7 +46,7 @@ type MemcachedSpec struct {
 	Image string `json:"image,omitempty"`
 
 	// Port is the port memcached listens on, in the pod and on the headless Service. Defaults to
-	// 11211; from 1 to 65535.
+	// 11211; from 1 to 65535. While monitoring is on it cannot be 9150, the exporter's.
 	// +kubebuilder:default=11211
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535

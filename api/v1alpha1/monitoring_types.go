@@ -12,6 +12,15 @@ const (
 	DefaultMySQLExporterImage     = "prom/mysqld-exporter:v0.17.2"
 )
 
+// The ports the exporters serve their metrics on, beside the application in its pod. While
+// monitoring is on, a port the spec gives the application must be another: two listeners cannot
+// share one port of a pod.
+const (
+	WebServerExporterPort = 9113
+	MemcachedExporterPort = 9150
+	MySQLExporterPort     = 9104
+)
+
 // ExporterContainerName names the exporter container in a pod that runs one.
 const ExporterContainerName = "exporter"
 

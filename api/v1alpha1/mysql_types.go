@@ -67,6 +67,7 @@ type SecretReference struct {
 }
 
 // MySQLSpec is the MySQL server a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.config) || !self.config.exists(l, l.contains('9104') && l.matches(r'(?i)^\\s*(loose[-_])?(mysqlx|admin|extra)[-_]port\\s*=\\s*\\D?0*9104(\\D|$)'))",message="spec.config must not set mysqlx_port, admin_port or extra_port to 9104 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9104 of the same pod",fieldPath=".config"
 type MySQLSpec struct {
 	// Image is the MySQL server image. A newer version rolls the pod; an older major or minor
 	// version is refused, because mysqld cannot start on data files written by a newer version.
@@ -112,8 +113,9 @@ type MySQLSpec struct {
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
 	// change restarts the server. Lines that set port, socket, bind-address, skip-networking,
 	// datadir, user or init-file, in any of my.cnf's spellings, and !include or !includedir directives are
-	// refused: the operator's Services, probes and data volume rely on them. At most 128 lines of
-	// at most 1024 characters each.
+	// refused: the operator's Services, probes and data volume rely on them. While monitoring is
+	// on, mysqlx_port, admin_port and extra_port cannot be 9104, the exporter's. At most 128 lines
+	// of at most 1024 characters each.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"

@@ -44,6 +44,7 @@ type WebServerService struct {
 }
 
 // WebServerSpec is the web server cluster a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.port) || self.port != 9113",message="spec.port must not be 9113 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9113 of the same pod",fieldPath=".port"
 type WebServerSpec struct {
 	// Replicas is the number of nginx pods. Defaults to 1; at least 0.
 	// +kubebuilder:default=1
@@ -62,7 +63,8 @@ type WebServerSpec struct {
 	// Port is the port nginx listens on inside the pod: the operator writes nginx's server block
 	// (ConfigMap <name>-nginx, mounted over /etc/nginx/conf.d/default.conf) to listen on it and to
 	// serve /usr/share/nginx/html, with /healthz for the readiness probe. A change rolls the pods.
-	// Defaults to 8080; from 1 to 65535.
+	// Defaults to 8080; from 1 to 65535. While monitoring is on it cannot be 9113, the exporter's;
+	// it may be 8079, since nginx tells its loopback-only stub_status server apart by address.
 	// +kubebuilder:default=8080
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
