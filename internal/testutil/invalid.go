@@ -16,7 +16,7 @@ type InvalidSpec struct {
 }
 
 // InvalidSpecs are the bad inputs of every kind, each with the field its error must name.
-var InvalidSpecs = []InvalidSpec{
+var InvalidSpecs = append([]InvalidSpec{
 	{"negative replicas", "WebServer", map[string]any{"replicas": -1}, "spec.replicas"},
 	{"empty image", "WebServer", map[string]any{"image": ""}, imageRefused},
 	{"image with spaces", "WebServer", map[string]any{"image": "nginx 1.23"}, imageRefused},
@@ -149,7 +149,7 @@ var InvalidSpecs = []InvalidSpec{
 	{"wordpress inline mysql X protocol on the exporter's port with monitoring on", "WordPress",
 		map[string]any{"database": map[string]any{"mysql": monitored(map[string]any{"config": []any{"mysqlx-port=9104"}})}},
 		"spec.database.mysql.config: Invalid value: " + mysqlPortTaken},
-}
+}, imageNameEdgeSpecs()...)
 
 // imageRefused is the message of a spec.image that is no image reference.
 const imageRefused = "spec.image must be an image reference such as"

@@ -86,7 +86,7 @@ var InvalidUpdates = []Update{
 }
 
 // ValidUpdates are updates the API server must accept, next to the refused ones.
-var ValidUpdates = []Update{
+var ValidUpdates = append([]Update{
 	{"webserver image and replicas", "WebServer", map[string]any{}, map[string]any{"image": "nginx:1.27", "replicas": 3}, ""},
 	{"webserver image from a registry on an IPv6 address, by digest", "WebServer", map[string]any{},
 		map[string]any{"image": "[fd00::1]:5000/team/nginx@sha256:" + strings.Repeat("0a", 32)}, ""},
@@ -122,4 +122,4 @@ var ValidUpdates = []Update{
 		inlineMySQL(map[string]any{"config": []any{"mysqlx_port=9104"}}), inlineMySQL(map[string]any{"image": "mysql:8.4.7"}), ""},
 	{"wordpress restored from a restore point: image and replicas, with the restore kept", "WordPress",
 		map[string]any{"restore": map[string]any{"backupName": "monday"}}, map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0}, ""},
-}
+}, imageNameEdgeUpdates()...)
