@@ -32,7 +32,7 @@ const (
 )
 
 // ExporterAccount is the exporter's account as the init-file keeps it: Password is nil while the
-// account has never been made, and Enabled says whether the spec runs the exporter.
+// account has never been made, and Enabled says whether the server's pod runs the exporter.
 type ExporterAccount struct {
 	Password []byte
 	Enabled  bool
