@@ -1,6 +1,8 @@
 package v1alpha1_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/distribution/reference"
@@ -9,11 +11,20 @@ import (
 	"github.com/appkeeper/appkeeper/config/crd"
 )
 
+// imagePathRule bounds an image's path, its name less the registry, as ParseNormalizedNamed reads
+// it: n is the name, d whether its first component is a registry, and p the path, which a name of
+// one component on Docker Hub has as library/<name>.
+func imagePathRule(limit int) string {
+	return "[self.find(r'^(?:[^/@]*/)*[^/:@]*')].all(n, [n.startsWith('localhost/') || n.matches(r'^[^/]*[.:A-Z][^/]*/')].all(d, " +
+		"[d ? n.substring(n.indexOf('/') + 1) : n].all(p, size(p) + " +
+		"(!p.contains('/') && (!d || n.startsWith('docker.io/') || n.startsWith('index.docker.io/')) ? 8 : 0) <= " + strconv.Itoa(limit) + ")))"
+}
+
 // TestImageRuleIsTheReferenceGrammar keeps the admission rule on every kind's spec.image the
-// grammar that the operator and the kubelet parse images with, so that an image the API server
-// admits is one they can read.
+// grammar that the operator and the kubelet parse images with, and their limit on the path's
+// length, so that an image the API server admits is one they can read.
 func TestImageRuleIsTheReferenceGrammar(t *testing.T) {
-	want := "self.matches(r'" + reference.ReferenceRegexp.String() + "')"
+	want := "self.matches(r'" + reference.ReferenceRegexp.String() + "') && " + imagePathRule(reference.RepositoryNameTotalLengthMax)
 	crds, err := crd.Definitions()
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +42,8 @@ func checkImageRule(t *testing.T, field string, image apiextensionsv1.JSONSchema
 	t.Helper()
 	if len(image.XValidations) != 1 || image.XValidations[0].Rule != want {
 		t.Errorf("%s rules = %+v, want the one rule %s", field, image.XValidations, want)
+	} else if limit := "its path at most " + strconv.Itoa(reference.RepositoryNameTotalLengthMax) + " characters"; !strings.Contains(image.XValidations[0].Message, limit) {
+		t.Errorf("%s rule message %q does not say %q", field, image.XValidations[0].Message, limit)
 	}
 	// The API server estimates a rule's cost from the longest string it may see.
 	if image.MaxLength == nil {

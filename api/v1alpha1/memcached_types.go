@@ -26,6 +26,7 @@ const MinMemcachedMemoryMB = 2
 const MaxMemcachedSize = 256
 
 // MemcachedSpec is the memcached cluster a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.port) || self.port != 9150",message="spec.port must not be 9150 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9150 of the same pod",fieldPath=".port"
 type MemcachedSpec struct {
 	// Size is the number of memcached members. Each keeps a stable name, so that clients hashing
 	// keys over the members keep most keys where they are when the size changes. Defaults to 1;
@@ -40,12 +41,12 @@ type MemcachedSpec struct {
 	// characters.
 	// +kubebuilder:default="memcached:1.6.38-alpine"
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as memcached:1.6.38 or registry:5000/team/memcached:1.6.38: [registry[:port]/]name[:tag][@digest], the name in lowercase"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$') && [self.find(r'^(?:[^/@]*/)*[^/:@]*')].all(n, [n.startsWith('localhost/') || n.matches(r'^[^/]*[.:A-Z][^/]*/')].all(d, [d ? n.substring(n.indexOf('/') + 1) : n].all(p, size(p) + (!p.contains('/') && (!d || n.startsWith('docker.io/') || n.startsWith('index.docker.io/')) ? 8 : 0) <= 255)))",message="spec.image must be an image reference such as memcached:1.6.38 or registry:5000/team/memcached:1.6.38: [registry[:port]/]name[:tag][@digest], the name in lowercase and its path at most 255 characters: the name less its registry, as library/name for a Docker Hub name of one component"
 	// +optional
 	Image string `json:"image,omitempty"`
 
 	// Port is the port memcached listens on, in the pod and on the headless Service. Defaults to
-	// 11211; from 1 to 65535.
+	// 11211; from 1 to 65535. While monitoring is on it cannot be 9150, the exporter's.
 	// +kubebuilder:default=11211
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535

@@ -12,6 +12,15 @@ const (
 	DefaultMySQLExporterImage     = "prom/mysqld-exporter:v0.17.2"
 )
 
+// The ports the exporters serve their metrics on, beside the application in its pod. While
+// monitoring is on, a port the spec gives the application must be another: two listeners cannot
+// share one port of a pod.
+const (
+	WebServerExporterPort = 9113
+	MemcachedExporterPort = 9150
+	MySQLExporterPort     = 9104
+)
+
 // ExporterContainerName names the exporter container in a pod that runs one.
 const ExporterContainerName = "exporter"
 
@@ -29,7 +38,7 @@ type Monitoring struct {
 	// nginx/nginx-prometheus-exporter:1.4.2 for a WebServer, prom/memcached-exporter:v0.15.3 for a
 	// Memcached, prom/mysqld-exporter:v0.17.2 for a MySQL. At most 1024 characters.
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.monitoring.image must be an image reference such as prom/mysqld-exporter:v0.17.2 or registry:5000/team/exporter:1.0: [registry[:port]/]name[:tag][@digest], the name in lowercase"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$') && [self.find(r'^(?:[^/@]*/)*[^/:@]*')].all(n, [n.startsWith('localhost/') || n.matches(r'^[^/]*[.:A-Z][^/]*/')].all(d, [d ? n.substring(n.indexOf('/') + 1) : n].all(p, size(p) + (!p.contains('/') && (!d || n.startsWith('docker.io/') || n.startsWith('index.docker.io/')) ? 8 : 0) <= 255)))",message="spec.monitoring.image must be an image reference such as prom/mysqld-exporter:v0.17.2 or registry:5000/team/exporter:1.0: [registry[:port]/]name[:tag][@digest], the name in lowercase and its path at most 255 characters: the name less its registry, as library/name for a Docker Hub name of one component"
 	// +optional
 	Image string `json:"image,omitempty"`
 

@@ -67,6 +67,7 @@ type SecretReference struct {
 }
 
 // MySQLSpec is the MySQL server a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.config) || !self.config.exists(l, l.contains('9104') && l.matches(r'(?i)^\\s*(loose[-_])?(mysqlx|admin|extra)[-_]port\\s*=\\s*\\D?0*9104(\\D|$)'))",message="spec.config must not set mysqlx_port, admin_port or extra_port to 9104 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9104 of the same pod",fieldPath=".config"
 type MySQLSpec struct {
 	// Image is the MySQL server image. A newer version rolls the pod; an older major or minor
 	// version is refused, because mysqld cannot start on data files written by a newer version.
@@ -76,7 +77,7 @@ type MySQLSpec struct {
 	// refused. Defaults to mysql:8.4.6. At most 1024 characters.
 	// +kubebuilder:default="mysql:8.4.6"
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as mysql:8.4.6 or registry:5000/team/mysql:8.4.6: [registry[:port]/]name[:tag][@digest], the name in lowercase"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$') && [self.find(r'^(?:[^/@]*/)*[^/:@]*')].all(n, [n.startsWith('localhost/') || n.matches(r'^[^/]*[.:A-Z][^/]*/')].all(d, [d ? n.substring(n.indexOf('/') + 1) : n].all(p, size(p) + (!p.contains('/') && (!d || n.startsWith('docker.io/') || n.startsWith('index.docker.io/')) ? 8 : 0) <= 255)))",message="spec.image must be an image reference such as mysql:8.4.6 or registry:5000/team/mysql:8.4.6: [registry[:port]/]name[:tag][@digest], the name in lowercase and its path at most 255 characters: the name less its registry, as library/name for a Docker Hub name of one component"
 	// +optional
 	Image string `json:"image,omitempty"`
 
@@ -112,8 +113,9 @@ type MySQLSpec struct {
 	// Config lines added to the [mysqld] section of my.cnf, such as "max_connections=200". A
 	// change restarts the server. Lines that set port, socket, bind-address, skip-networking,
 	// datadir, user or init-file, in any of my.cnf's spellings, and !include or !includedir directives are
-	// refused: the operator's Services, probes and data volume rely on them. At most 128 lines of
-	// at most 1024 characters each.
+	// refused: the operator's Services, probes and data volume rely on them. While monitoring is
+	// on, mysqlx_port, admin_port and extra_port cannot be 9104, the exporter's. At most 128 lines
+	// of at most 1024 characters each.
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.contains('\\n') && !self.trim().startsWith('[')",message="spec.config entries must be single my.cnf option lines, not sections"

@@ -44,6 +44,7 @@ type WebServerService struct {
 }
 
 // WebServerSpec is the web server cluster a user asks for.
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.port) || self.port != 9113",message="spec.port must not be 9113 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9113 of the same pod",fieldPath=".port"
 type WebServerSpec struct {
 	// Replicas is the number of nginx pods. Defaults to 1; at least 0.
 	// +kubebuilder:default=1
@@ -55,14 +56,15 @@ type WebServerSpec struct {
 	// At most 1024 characters.
 	// +kubebuilder:default="nginxinc/nginx-unprivileged:1.27.4-alpine"
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$')",message="spec.image must be an image reference such as nginx:1.27.4 or registry:5000/team/nginx:1.27.4: [registry[:port]/]name[:tag][@digest], the name in lowercase"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^((?:(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\\[(?:[a-fA-F0-9:]+)\\])(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*)(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}))?$') && [self.find(r'^(?:[^/@]*/)*[^/:@]*')].all(n, [n.startsWith('localhost/') || n.matches(r'^[^/]*[.:A-Z][^/]*/')].all(d, [d ? n.substring(n.indexOf('/') + 1) : n].all(p, size(p) + (!p.contains('/') && (!d || n.startsWith('docker.io/') || n.startsWith('index.docker.io/')) ? 8 : 0) <= 255)))",message="spec.image must be an image reference such as nginx:1.27.4 or registry:5000/team/nginx:1.27.4: [registry[:port]/]name[:tag][@digest], the name in lowercase and its path at most 255 characters: the name less its registry, as library/name for a Docker Hub name of one component"
 	// +optional
 	Image string `json:"image,omitempty"`
 
 	// Port is the port nginx listens on inside the pod: the operator writes nginx's server block
 	// (ConfigMap <name>-nginx, mounted over /etc/nginx/conf.d/default.conf) to listen on it and to
 	// serve /usr/share/nginx/html, with /healthz for the readiness probe. A change rolls the pods.
-	// Defaults to 8080; from 1 to 65535.
+	// Defaults to 8080; from 1 to 65535. While monitoring is on it cannot be 9113, the exporter's;
+	// it may be 8079, since nginx tells its loopback-only stub_status server apart by address.
 	// +kubebuilder:default=8080
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535

@@ -16,7 +16,7 @@ type InvalidSpec struct {
 }
 
 // InvalidSpecs are the bad inputs of every kind, each with the field its error must name.
-var InvalidSpecs = []InvalidSpec{
+var InvalidSpecs = append([]InvalidSpec{
 	{"negative replicas", "WebServer", map[string]any{"replicas": -1}, "spec.replicas"},
 	{"empty image", "WebServer", map[string]any{"image": ""}, imageRefused},
 	{"image with spaces", "WebServer", map[string]any{"image": "nginx 1.23"}, imageRefused},
@@ -136,7 +136,20 @@ var InvalidSpecs = []InvalidSpec{
 	{"wordpress restore onto a MySQL it does not run", "WordPress", map[string]any{"database": map[string]any{"mysqlRef": map[string]any{"name": "db"}},
 		"restore": map[string]any{"backupName": "monday"}}, "spec.restore needs the site's own MySQL (spec.database.mysql)"},
 	{"wordpress restore without a restore point", "WordPress", map[string]any{"restore": map[string]any{"backupName": ""}}, "spec.restore.backupName"},
-}
+	{"webserver port of the exporter with monitoring on", "WebServer", monitored(map[string]any{"port": appsv1alpha1.WebServerExporterPort}),
+		portTaken("spec.port", appsv1alpha1.WebServerExporterPort)},
+	{"memcached port of the exporter with monitoring on", "Memcached", monitored(map[string]any{"port": appsv1alpha1.MemcachedExporterPort}),
+		portTaken("spec.port", appsv1alpha1.MemcachedExporterPort)},
+	{"mysql X protocol on the exporter's port with monitoring on", "MySQL", monitored(map[string]any{"config": []any{"max_connections=200", "mysqlx_port=9104"}}),
+		mysqlPortTaken},
+	{"mysql admin port, quoted, on the exporter's port with monitoring on", "MySQL", monitored(map[string]any{"config": []any{" Loose-Admin-Port = '9104' # admin"}}),
+		mysqlPortTaken},
+	{"mysql extra port on the exporter's port with monitoring on", "MySQL", monitored(map[string]any{"config": []any{"extra_port=09104"}}),
+		mysqlPortTaken},
+	{"wordpress inline mysql X protocol on the exporter's port with monitoring on", "WordPress",
+		map[string]any{"database": map[string]any{"mysql": monitored(map[string]any{"config": []any{"mysqlx-port=9104"}})}},
+		"spec.database.mysql.config: Invalid value: " + mysqlPortTaken},
+}, imageNameEdgeSpecs()...)
 
 // imageRefused is the message of a spec.image that is no image reference.
 const imageRefused = "spec.image must be an image reference such as"
@@ -148,6 +161,21 @@ const exporterImageRefused = "spec.monitoring.image must be an image reference s
 func monitoring(image string) map[string]any {
 	return map[string]any{"monitoring": map[string]any{"enabled": true, "image": image}}
 }
+
+// monitored is spec with monitoring turned on.
+func monitored(spec map[string]any) map[string]any {
+	spec["monitoring"] = map[string]any{"enabled": true}
+	return spec
+}
+
+// portTaken is the message of a port field set to the port the exporter serves on.
+func portTaken(field string, port int) string {
+	return fmt.Sprintf("%s: Invalid value: %s must not be %d while spec.monitoring.enabled is true: the exporter serves its metrics on port %d of the same pod",
+		field, field, port, port)
+}
+
+// mysqlPortTaken is the message of a MySQL config line that opens a listener on the exporter's port.
+var mysqlPortTaken = fmt.Sprintf("spec.config must not set mysqlx_port, admin_port or extra_port to %d while spec.monitoring.enabled is true", appsv1alpha1.MySQLExporterPort)
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
 // the operator.

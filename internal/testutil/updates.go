@@ -1,6 +1,10 @@
 package testutil
 
-import "strings"
+import (
+	"strings"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
 
 // Update is a spec of kind the API server accepts at creation, then a JSON merge patch of that
 // spec (nil removes a field) and, when the update must be refused, a part of the message.
@@ -71,12 +75,18 @@ var InvalidUpdates = []Update{
 	{"wordpress restore removed", "WordPress", map[string]any{"restore": map[string]any{"backupName": "monday"}}, map[string]any{"restore": nil},
 		wordpressRestoreImmutable},
 	{"mysqlbackup spec changed", "MySQLBackup", map[string]any{"mysqlName": "db"}, map[string]any{"mysqlName": "other"}, "spec is immutable"},
+	{"webserver monitoring turned on while nginx listens on the exporter's port", "WebServer", map[string]any{"port": appsv1alpha1.WebServerExporterPort},
+		map[string]any{"monitoring": map[string]any{"enabled": true}}, portTaken("spec.port", appsv1alpha1.WebServerExporterPort)},
+	{"memcached moved to the exporter's port with monitoring on", "Memcached", monitored(map[string]any{}),
+		map[string]any{"port": appsv1alpha1.MemcachedExporterPort}, portTaken("spec.port", appsv1alpha1.MemcachedExporterPort)},
+	{"mysql monitoring turned on with the X protocol on the exporter's port", "MySQL", map[string]any{"config": []any{"mysqlx_port=9104"}},
+		map[string]any{"monitoring": map[string]any{"enabled": true}}, mysqlPortTaken},
 	{"podset template changed to pods that exit", "PodSet", podSetSpec(nil),
 		map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never"}}}, "spec.template.spec.restartPolicy must be Always"},
 }
 
 // ValidUpdates are updates the API server must accept, next to the refused ones.
-var ValidUpdates = []Update{
+var ValidUpdates = append([]Update{
 	{"webserver image and replicas", "WebServer", map[string]any{}, map[string]any{"image": "nginx:1.27", "replicas": 3}, ""},
 	{"webserver image from a registry on an IPv6 address, by digest", "WebServer", map[string]any{},
 		map[string]any{"image": "[fd00::1]:5000/team/nginx@sha256:" + strings.Repeat("0a", 32)}, ""},
@@ -102,6 +112,14 @@ var ValidUpdates = []Update{
 		map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0, "database": map[string]any{"mysqlRef": map[string]any{"name": "other"}}}, ""},
 	{"wordpress inline mysql image and config, and its default database and user named", "WordPress", map[string]any{},
 		inlineMySQL(map[string]any{"image": "mysql:8.4.7", "config": []any{"max_connections=300"}, "database": "wordpress", "user": "wordpress"}), ""},
+	{"webserver on the exporter's port without monitoring, then on the stub_status port with monitoring", "WebServer",
+		map[string]any{"port": appsv1alpha1.WebServerExporterPort}, monitored(map[string]any{"port": 8079}), ""},
+	{"memcached on the exporter's port without monitoring, then back on its own with monitoring", "Memcached",
+		map[string]any{"port": appsv1alpha1.MemcachedExporterPort}, monitored(map[string]any{"port": appsv1alpha1.DefaultMemcachedPort}), ""},
+	{"mysql X protocol on the exporter's port without monitoring, then on another port with monitoring", "MySQL",
+		map[string]any{"config": []any{"mysqlx_port=9104", "admin_port=9104"}}, monitored(map[string]any{"config": []any{"mysqlx_port=19104", "admin_port=33062", "port_open_timeout=9104"}}), ""},
+	{"wordpress inline mysql X protocol on the exporter's port without monitoring", "WordPress",
+		inlineMySQL(map[string]any{"config": []any{"mysqlx_port=9104"}}), inlineMySQL(map[string]any{"image": "mysql:8.4.7"}), ""},
 	{"wordpress restored from a restore point: image and replicas, with the restore kept", "WordPress",
 		map[string]any{"restore": map[string]any{"backupName": "monday"}}, map[string]any{"image": "wordpress:6.8.4-php8.3-apache", "replicas": 0}, ""},
-}
+}, imageNameEdgeUpdates()...)

@@ -133,7 +133,7 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := kubectlFails(t, string(manifest), "create", "-n", ns, "-f", "-")
-			if !strings.Contains(out, tt.Message) {
+			if !testutil.Mentions(out, tt.Message) {
 				t.Errorf("kubectl create said:\n%s\nwant it to name %q", out, tt.Message)
 			}
 		})

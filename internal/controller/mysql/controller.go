@@ -120,9 +120,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.reconcileCredentials(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.reconcileBackupAccount(ctx, m); err != nil {
-		return ctrl.Result{}, err
-	}
 	if err := r.reconcileServices(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -139,8 +136,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	seen.unverified = unverifiedImage(newest, m.Spec.Image)
 	if seen.refusal = downgradeRefusal(newest, m.Spec.Image); seen.refusal != "" {
 		// Nothing of the workload changes: not the image, and not my.cnf, which the running
-		// server would read at its next restart. A spec never applied has no rollout to judge.
-		return ctrl.Result{}, nil
+		// server would read at its next restart, nor its accounts. A spec never applied has no
+		// rollout to judge.
+		return ctrl.Result{}, r.reconcileBackupAccount(ctx, m, runsExporter(seen.sts))
 	}
 	return r.reconcileServer(ctx, m, &seen, &pass)
 }
@@ -158,6 +156,11 @@ func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL,
 	}
 	target := m.DeepCopy()
 	target.Spec = pass.target
+	// The accounts mysqld makes at its start follow the pod it starts in: a rolled back revision
+	// brings back its own exporter, or takes it away, whatever the spec says.
+	if err := r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -17,12 +18,14 @@ import (
 )
 
 // reconcileExporterAccount keeps the Secret of the account the exporter connects as. It is made
-// when monitoring is first turned on and kept, with its password, when monitoring is turned off,
-// so that turning it on again changes nothing but the pod. The account itself is made or dropped
-// by the init-file, which the returned account goes into.
-func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alpha1.MySQL) (resources.ExporterAccount, error) {
+// when the server first runs the exporter and kept, with its password, when it no longer does, so
+// that running it again changes nothing but the pod. The account itself is made or dropped by the
+// init-file, which the returned account goes into. runsExporter tells whether the server's pod, as
+// the pass builds it, runs the exporter: after a rollback that is the last good revision's
+// monitoring, not the spec's.
+func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alpha1.MySQL, runsExporter bool) (resources.ExporterAccount, error) {
 	name := m.ExporterAccountSecretName()
-	account := resources.ExporterAccount{Enabled: m.Spec.Monitoring.Enabled}
+	account := resources.ExporterAccount{Enabled: runsExporter}
 	if account.Enabled {
 		data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
 			common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
@@ -36,7 +39,7 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 		live := &corev1.Secret{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, live)
 		if apierrors.IsNotFound(err) || (err == nil && len(live.Data[appsv1alpha1.SecretKeyPassword]) == 0) {
-			// Monitoring has never been on: there is no account to drop.
+			// The exporter has never run: there is no account to drop.
 			return account, nil
 		}
 		if err != nil {
@@ -46,4 +49,17 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 	}
 	desired := resources.ExporterAccountSecret(m, account.Password)
 	return account, reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+}
+
+// runsExporter tells whether the StatefulSet's pod runs the exporter; false when there is none.
+func runsExporter(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return false
+	}
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		if c.Name == appsv1alpha1.ExporterContainerName {
+			return true
+		}
+	}
+	return false
 }

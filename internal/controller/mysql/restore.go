@@ -21,10 +21,11 @@ import (
 )
 
 // reconcileBackupAccount keeps the Secret of the account backups connect as, whose init-file keeps
-// the exporter's account too. Its password is made once; mysqld sets it on the account at every
-// start, so even a lost Secret costs no data, only a restart before the next backup.
-func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL) error {
-	exporter, err := r.reconcileExporterAccount(ctx, m)
+// the exporter's account too, as runsExporter says. Its password is made once; mysqld sets it on
+// the account at every start, so even a lost Secret costs no data, only a restart before the next
+// backup.
+func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL, runsExporter bool) error {
+	exporter, err := r.reconcileExporterAccount(ctx, m, runsExporter)
 	if err != nil {
 		return err
 	}

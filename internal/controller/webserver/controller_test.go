@@ -214,6 +214,11 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WebServer")
 }
 
+func TestInvalidUpdatesAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "WebServer")
+}
+
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
 	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "WebServer")

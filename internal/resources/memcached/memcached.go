@@ -60,7 +60,7 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 		WithContainers(container(mc))
 	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
 		DefaultImage: appsv1alpha1.DefaultMemcachedExporterImage,
-		Port:         ExporterPort,
+		Port:         appsv1alpha1.MemcachedExporterPort,
 		Args:         ExporterArgs(mc),
 	}); exporter != nil {
 		pod.WithContainers(exporter)
@@ -116,9 +116,6 @@ func container(mc *appsv1alpha1.Memcached) *corev1ac.ContainerApplyConfiguration
 	}
 	return c
 }
-
-// ExporterPort is the port memcached_exporter serves its metrics on.
-const ExporterPort = 9150
 
 // ExporterArgs are memcached_exporter's flags: it asks the member in its own pod for its stats.
 func ExporterArgs(mc *appsv1alpha1.Memcached) []string {

@@ -26,15 +26,13 @@ const (
 	// ExporterConfigFile is the key of the exporter account Secret that holds the option file
 	// the exporter reads.
 	ExporterConfigFile = ".my.cnf"
-	// ExporterPort is the port mysqld_exporter serves its metrics on.
-	ExporterPort = 9104
 
 	exporterConfigDir    = "/etc/mysqld-exporter"
 	exporterConfigVolume = "exporter-account"
 )
 
 // ExporterAccount is the exporter's account as the init-file keeps it: Password is nil while the
-// account has never been made, and Enabled says whether the spec runs the exporter.
+// account has never been made, and Enabled says whether the server's pod runs the exporter.
 type ExporterAccount struct {
 	Password []byte
 	Enabled  bool
@@ -85,7 +83,7 @@ func ExporterArgs() []string {
 func exporter(m *appsv1alpha1.MySQL) (*corev1ac.ContainerApplyConfiguration, *corev1ac.VolumeApplyConfiguration) {
 	c := common.ExporterContainer(m.Spec.Monitoring, common.Exporter{
 		DefaultImage: appsv1alpha1.DefaultMySQLExporterImage,
-		Port:         ExporterPort,
+		Port:         appsv1alpha1.MySQLExporterPort,
 		Args:         ExporterArgs(),
 		Mounts: []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().
 			WithName(exporterConfigVolume).WithMountPath(exporterConfigDir).WithReadOnly(true)},

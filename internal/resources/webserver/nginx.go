@@ -25,8 +25,6 @@ const (
 	StubStatusAddress = "127.0.0.1:8079"
 	// StubStatusPath is the page of nginx's counters.
 	StubStatusPath = "/stub_status"
-	// ExporterPort is the port nginx-prometheus-exporter serves its metrics on.
-	ExporterPort = 9113
 
 	configVolume = "nginx-config"
 )

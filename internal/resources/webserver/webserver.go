@@ -52,7 +52,7 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 		WithVolumes(configVolumeSource(ws))
 	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
 		DefaultImage: appsv1alpha1.DefaultWebServerExporterImage,
-		Port:         ExporterPort,
+		Port:         appsv1alpha1.WebServerExporterPort,
 		Args:         ExporterArgs(),
 	}); exporter != nil {
 		pod.WithContainers(exporter)
