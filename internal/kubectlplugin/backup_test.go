@@ -80,44 +80,39 @@ func TestBackupCreatesABackupAndFollowsItsPhases(t *testing.T) {
 	run.requireExit(t, 0)
 }
 
+// A backup that failed, or that was stored but found different from its server by the
+// verification its policy asks for, is no good backup: the command fails, saying why.
 func TestBackupFailureExitsNonZero(t *testing.T) {
-	ns := newNamespace(t, "backup-fails")
-	create(t, backedUpMySQL(ns, "db"))
-	run := startFollowing(t, "backup", "-n", ns, "my/db", "--name", "doomed")
-	run.expect(t, "mysqlbackup/doomed created")
-	b := waitForBackup(t, ns, "doomed")
-	setBackupStatus(t, b, appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupFailed,
-		Conditions: complete(metav1.ConditionFalse, appsv1alpha1.ReasonBackupFailed, "volume backups: no space left on device")})
-	for line := run.next(t); line != "mysqlbackup/doomed: Failed: BackupFailed: volume backups: no space left on device"; line = run.next(t) {
-		if line != "mysqlbackup/doomed: not yet observed by the operator" {
-			t.Fatalf("unexpected line %q", line)
-		}
-	}
-	run.requireExit(t, 1)
-	if want := "error: mysqlbackup/doomed: the backup failed: BackupFailed: volume backups: no space left on device\n"; run.stderr.String() != want {
-		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
-	}
-}
-
-// A backup stored but found different from its server by the verification its policy asks for is
-// no good backup: the command fails, saying so.
-func TestBackupThatFailsVerificationExitsNonZero(t *testing.T) {
-	ns := newNamespace(t, "backup-unverified")
-	create(t, backedUpMySQL(ns, "db"))
-	run := startFollowing(t, "backup", "-n", ns, "mysql/db", "--name", "differs")
-	run.expect(t, "mysqlbackup/differs created")
-	b := waitForBackup(t, ns, "differs")
-	setBackupStatus(t, b, appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupSucceeded, Verification: appsv1alpha1.VerificationFailed,
-		Conditions: append(complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, ""),
-			condition(appsv1alpha1.ConditionVerified, metav1.ConditionFalse, appsv1alpha1.ReasonVerificationFailed, "shop.orders: rows 10 != 9"))})
-	for line := run.next(t); line != "mysqlbackup/differs: Succeeded, verification failed"; line = run.next(t) {
-		if line != "mysqlbackup/differs: not yet observed by the operator" {
-			t.Fatalf("unexpected line %q", line)
-		}
-	}
-	run.requireExit(t, 1)
-	if want := "error: mysqlbackup/differs: the backup failed: VerificationFailed: shop.orders: rows 10 != 9\n"; run.stderr.String() != want {
-		t.Errorf("stderr %q, want %q", run.stderr.String(), want)
+	for _, tt := range []struct {
+		name     string
+		status   appsv1alpha1.MySQLBackupStatus
+		lastLine string
+		why      string
+	}{
+		{"doomed", appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupFailed,
+			Conditions: complete(metav1.ConditionFalse, appsv1alpha1.ReasonBackupFailed, "volume backups: no space left on device")},
+			"Failed: BackupFailed: volume backups: no space left on device", "BackupFailed: volume backups: no space left on device"},
+		{"differs", appsv1alpha1.MySQLBackupStatus{Phase: appsv1alpha1.BackupSucceeded, Verification: appsv1alpha1.VerificationFailed,
+			Conditions: append(complete(metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded, ""),
+				condition(appsv1alpha1.ConditionVerified, metav1.ConditionFalse, appsv1alpha1.ReasonVerificationFailed, "shop.orders: rows 10 != 9"))},
+			"Succeeded, verification failed", "VerificationFailed: shop.orders: rows 10 != 9"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := newNamespace(t, "backup-"+tt.name)
+			create(t, backedUpMySQL(ns, "db"))
+			run := startFollowing(t, "backup", "-n", ns, "my/db", "--name", tt.name)
+			run.expect(t, "mysqlbackup/"+tt.name+" created")
+			setBackupStatus(t, waitForBackup(t, ns, tt.name), tt.status)
+			for line := run.next(t); line != "mysqlbackup/"+tt.name+": "+tt.lastLine; line = run.next(t) {
+				if line != "mysqlbackup/"+tt.name+": not yet observed by the operator" {
+					t.Fatalf("unexpected line %q", line)
+				}
+			}
+			run.requireExit(t, 1)
+			if want := "error: mysqlbackup/" + tt.name + ": the backup failed: " + tt.why + "\n"; run.stderr.String() != want {
+				t.Errorf("stderr %q, want %q", run.stderr.String(), want)
+			}
+		})
 	}
 }
 
