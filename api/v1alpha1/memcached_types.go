@@ -203,6 +203,9 @@ const MaxMemcachedNameLength = 52
 // the members are <ChildName>-0 to <ChildName>-<size-1>.
 func (mc *Memcached) ChildName() string { return mc.Name }
 
+// MonitoringEnabled tells whether the spec asks for the exporter, and so for a PodMonitor.
+func (mc *Memcached) MonitoringEnabled() bool { return mc.Spec.Monitoring.Enabled }
+
 // SelectorLabels select this Memcached's pods and no others.
 func (mc *Memcached) SelectorLabels() map[string]string {
 	return map[string]string{LabelName: MemcachedAppName, LabelInstance: mc.Name}

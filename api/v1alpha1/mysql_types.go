@@ -305,6 +305,9 @@ func (m *MySQL) Host() string { return fmt.Sprintf("%s.%s.svc", m.ChildName(), m
 // Endpoint is host:port of the client Service.
 func (m *MySQL) Endpoint() string { return fmt.Sprintf("%s:%d", m.Host(), MySQLPort) }
 
+// MonitoringEnabled tells whether the spec asks for the exporter, and so for a PodMonitor.
+func (m *MySQL) MonitoringEnabled() bool { return m.Spec.Monitoring.Enabled }
+
 // SelectorLabels select this MySQL's pod and no others.
 func (m *MySQL) SelectorLabels() map[string]string {
 	return map[string]string{LabelName: MySQLAppName, LabelInstance: m.Name}

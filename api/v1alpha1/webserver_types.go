@@ -207,6 +207,9 @@ func (ws *WebServer) ChildName() string { return ws.Name }
 // ConfigMapName names the ConfigMap holding the WebServer's nginx server block.
 func (ws *WebServer) ConfigMapName() string { return ws.Name + "-nginx" }
 
+// MonitoringEnabled tells whether the spec asks for the exporter, and so for a PodMonitor.
+func (ws *WebServer) MonitoringEnabled() bool { return ws.Spec.Monitoring.Enabled }
+
 // SelectorLabels select this WebServer's pods and no others.
 func (ws *WebServer) SelectorLabels() map[string]string {
 	return map[string]string{LabelName: "webserver", LabelInstance: ws.Name}

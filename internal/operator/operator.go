@@ -171,16 +171,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	podMonitors, err := reconcile.DetectPodMonitors(cfg, ctrl.Log.WithName("setup"))
+	podMonitorsAtStart, err := reconcile.DetectPodMonitors(cfg, ctrl.Log.WithName("setup"))
 	if err != nil {
 		return nil, err
 	}
 	cacheOptions, err := newCacheOptions(cfg, o.Namespaces)
 	if err != nil {
 		return nil, err
-	}
-	if podMonitors.Installed {
-		cacheOptions.ByObject[reconcile.NewPodMonitor()] = cache.ByObject{Label: managedLabel}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        Scheme(),
@@ -192,8 +189,6 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOptions,
-		// PodMonitors are read as unstructured objects; from the cache, like every other child.
-		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -211,6 +206,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
+	podMonitors := reconcile.NewPodMonitors(mgr, podMonitorsAtStart)
 	// Every controller learns from the others' refused writes that a namespace is being deleted.
 	terminating := reconcile.NewTerminatingNamespaces()
 	recorder := terminating.Recorder(mgr.GetEventRecorder(Name))
@@ -266,6 +262,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, options); err != nil {
 		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
 	}
+	if err := followPodMonitorKind(mgr, cacheOptions, podMonitors); err != nil {
+		return nil, err
+	}
 	if err := forgetDeletedStatus(mgr); err != nil {
 		return nil, err
 	}
@@ -286,6 +285,8 @@ func newCacheOptions(cfg *rest.Config, namespaces string) (cache.Options, error)
 	options := cache.Options{
 		ByObject: managedObjects(), DefaultTransform: keepOwnManagedFields, NewInformer: outage.NewInformer,
 	}
+	// Its CRD tells the operator when prometheus-operator's PodMonitor comes or goes.
+	options.ByObject[podMonitorCRD()] = podMonitorCRDOnly()
 	if namespaces != "" {
 		options.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range strings.Split(namespaces, ",") {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,37 +25,30 @@ import (
 // not depend on prometheus-operator's Go types.
 var PodMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}
 
-// PodMonitors keeps the PodMonitor of each resource whose spec.monitoring is enabled, when the
-// cluster serves the PodMonitor kind; the zero value does nothing.
-type PodMonitors struct {
-	// Installed is true when the cluster served the PodMonitor kind as the operator started.
-	Installed bool
-}
-
 // DetectPodMonitors asks the API server's discovery whether it serves prometheus-operator's
-// PodMonitor. It is asked once, at start: the watch on PodMonitors cannot be added to a running
-// manager, so installing prometheus-operator afterwards takes a restart of the operator. When the
-// kind is missing, that is logged once.
-func DetectPodMonitors(cfg *rest.Config, logger logr.Logger) (PodMonitors, error) {
+// PodMonitor as the operator starts. When the kind is missing, that is logged once; the operator
+// follows the kind's CRD all the same, and monitored resources get their PodMonitors as soon as it
+// is installed.
+func DetectPodMonitors(cfg *rest.Config, logger logr.Logger) (bool, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return PodMonitors{}, err
+		return false, err
 	}
 	groupVersion := PodMonitorGVK.GroupVersion().String()
 	served, err := dc.ServerResourcesForGroupVersion(groupVersion)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return PodMonitors{}, fmt.Errorf("discover %s: %w", groupVersion, err)
+		return false, fmt.Errorf("discover %s: %w", groupVersion, err)
 	}
 	if served != nil {
 		for _, resource := range served.APIResources {
 			if resource.Kind == PodMonitorGVK.Kind {
-				return PodMonitors{Installed: true}, nil
+				return true, nil
 			}
 		}
 	}
-	logger.Info("prometheus-operator's PodMonitor is not installed: monitored resources get no PodMonitor; " +
-		"restart the operator once prometheus-operator is installed")
-	return PodMonitors{}, nil
+	logger.Info("prometheus-operator's PodMonitor is not installed: monitored resources get no PodMonitor " +
+		"until it is; they get theirs as soon as prometheus-operator is installed, without a restart")
+	return false, nil
 }
 
 // NewPodMonitor is an empty PodMonitor object, for a watch or a read.
@@ -66,22 +58,16 @@ func NewPodMonitor() *unstructured.Unstructured {
 	return pm
 }
 
-// Watch makes b's controller run a pass of the owner of a PodMonitor that changes or goes, so
-// that an edited or deleted PodMonitor is restored; without the kind in the cluster, it adds nothing.
-func (p PodMonitors) Watch(b *builder.Builder) *builder.Builder {
-	if !p.Installed {
-		return b
-	}
-	return b.Owns(NewPodMonitor()).Watches(NewPodMonitor(), EnqueueOnDeleteByChildName())
-}
-
 // Reconcile makes owner's PodMonitor, named like owner, select the pods selector selects and scrape
 // their port named metrics while enabled, and deletes it otherwise. A PodMonitor of that name that
-// owner does not control is left alone and reported as a NameConflictError.
-func (p PodMonitors) Reconcile(ctx context.Context, c Client, owner client.Object, enabled bool, selector map[string]string) error {
-	if !p.Installed {
-		return nil
+// owner does not control is left alone and reported as a NameConflictError. While the cluster
+// serves no PodMonitor, it does nothing.
+func (p *PodMonitors) Reconcile(ctx context.Context, c Client, owner client.Object, enabled bool, selector map[string]string) error {
+	served, err := p.served(ctx)
+	if served == nil || err != nil {
+		return err
 	}
+	c.Client = cachedReads{Client: c.Client, cache: served}
 	live := NewPodMonitor()
 	key := client.ObjectKeyFromObject(owner)
 	if !enabled {

@@ -31,7 +31,7 @@ type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors reconcile.PodMonitors
+	PodMonitors *reconcile.PodMonitors
 
 	wedged reconcile.WedgedDeletions
 }
@@ -189,7 +189,7 @@ func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	// A child of another resource that held one of the names goes: take the name.
 	freed := reconcile.EnqueueOnDeleteByChildName()
-	return r.PodMonitors.Watch(ctrl.NewControllerManagedBy(mgr).
+	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("memcached").
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -199,7 +199,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate))).
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
-		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.Memcached{}, r))
+		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.Memcached{}, r))
+	if err != nil {
+		return err
+	}
+	return r.PodMonitors.Watch(ctl, &appsv1alpha1.Memcached{}, &appsv1alpha1.MemcachedList{})
 }

@@ -41,7 +41,7 @@ type Reconciler struct {
 	// BackupImage holds the appkeeper binary that fetches a backup into a restored server.
 	BackupImage string
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors reconcile.PodMonitors
+	PodMonitors *reconcile.PodMonitors
 
 	referencedSecrets referencedSecretWatch
 
@@ -330,7 +330,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
 	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
-	ctl, err := r.PodMonitors.Watch(ctrl.NewControllerManagedBy(mgr).
+	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
@@ -348,14 +348,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		// A backup's progress moves the status summary, an upgrade that waits for it, and the
 		// MySQLs restored from it.
-		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs))).
+		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs)).
 		WithOptions(options).
 		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.MySQL{}, r))
 	if err != nil {
 		return err
 	}
 	r.referencedSecrets = referencedSecretWatch{newNames: r.NewSecretNames, ctl: ctl, mapFunc: r.referencingMySQLs}
-	return nil
+	return r.PodMonitors.Watch(ctl, &appsv1alpha1.MySQL{}, &appsv1alpha1.MySQLList{})
 }
 
 // backupsMySQLs maps a backup to the MySQL it backs up and to the MySQLs that restore from it.

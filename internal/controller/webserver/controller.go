@@ -30,7 +30,7 @@ type Reconciler struct {
 	Client   reconcile.Client
 	Recorder events.EventRecorder
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors reconcile.PodMonitors
+	PodMonitors *reconcile.PodMonitors
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers,verbs=get;list;watch
@@ -181,7 +181,7 @@ func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	// A child of another resource that held one of the names goes: take the name.
 	freed := reconcile.EnqueueOnDeleteByChildName()
-	return r.PodMonitors.Watch(ctrl.NewControllerManagedBy(mgr).
+	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("webserver").
 		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
@@ -193,7 +193,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The ReplicaSets, not the WebServer, own the pods: their labels make the link, so that a
 		// pod that cannot run shows in Degraded.
 		Watches(&corev1.Pod{}, reconcile.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate))).
+			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
 		WithOptions(options).
-		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WebServer{}, r))
+		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WebServer{}, r))
+	if err != nil {
+		return err
+	}
+	return r.PodMonitors.Watch(ctl, &appsv1alpha1.WebServer{}, &appsv1alpha1.WebServerList{})
 }

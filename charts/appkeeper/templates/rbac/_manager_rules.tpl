@@ -28,6 +28,15 @@
   - list
   - watch
 - apiGroups:
+  - apiextensions.k8s.io
+  resourceNames:
+  - podmonitors.monitoring.coreos.com
+  resources:
+  - customresourcedefinitions
+  verbs:
+  - list
+  - watch
+- apiGroups:
   - apps
   resources:
   - deployments
