@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +53,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 	if err := k8s.Create(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, ws) })
+	testutil.Eventually(t, timeout, func(ctx context.Context) error { return testutil.PodMonitorProblem(ctx, k8s, ws) })
 	requireNoRewriteOnAPass(t, ws)
 
 	pm := podMonitor(t, ns, "web")
@@ -62,7 +61,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := podMonitorProblem(ctx, ws); err != nil {
+		if err := testutil.PodMonitorProblem(ctx, k8s, ws); err != nil {
 			return err
 		}
 		if podMonitor(t, ns, "web").GetUID() == pm.GetUID() {
@@ -87,7 +86,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "pm")
 	monitoring := appsv1alpha1.Monitoring{Enabled: true}
-	for _, owner := range []selecting{
+	for _, owner := range []testutil.Selecting{
 		&appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns},
 			Spec: appsv1alpha1.MemcachedSpec{Monitoring: monitoring}},
 		&appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
@@ -96,7 +95,7 @@ func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
 		if err := k8s.Create(context.Background(), owner); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, timeout, func(ctx context.Context) error { return podMonitorProblem(ctx, owner) })
+		testutil.Eventually(t, timeout, func(ctx context.Context) error { return testutil.PodMonitorProblem(ctx, k8s, owner) })
 	}
 }
 
@@ -189,30 +188,4 @@ func podMonitor(t *testing.T, ns, name string) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return pm
-}
-
-// selecting is a resource whose pods a PodMonitor selects.
-type selecting interface {
-	client.Object
-	SelectorLabels() map[string]string
-}
-
-// podMonitorProblem says what is wrong with owner's PodMonitor, as prometheus-operator would read it.
-func podMonitorProblem(ctx context.Context, owner selecting) error {
-	pm := reconcile.NewPodMonitor()
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(owner), pm); err != nil {
-		return err
-	}
-	if ref := metav1.GetControllerOf(pm); ref == nil || ref.UID != owner.GetUID() {
-		return fmt.Errorf("the PodMonitor's controller is %v, want %s", ref, owner.GetName())
-	}
-	selector, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
-	if !reflect.DeepEqual(selector, owner.SelectorLabels()) {
-		return fmt.Errorf("the PodMonitor selects %v, want the resource's pods %v", selector, owner.SelectorLabels())
-	}
-	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
-	if want := []any{map[string]any{"port": "metrics"}}; !reflect.DeepEqual(endpoints, want) {
-		return fmt.Errorf("the PodMonitor scrapes %v, want %v", endpoints, want)
-	}
-	return nil
 }
