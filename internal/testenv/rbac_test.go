@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,6 +89,17 @@ func TestOperatorHoldsOnlyTheShippedRBAC(t *testing.T) {
 		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "appkeeper-manager", Namespace: "appkeeper-system"}},
 	}))
 	wantForbidden(t, "list Namespaces", operatorClient.List(ctx, &corev1.NamespaceList{}))
+
+	// Of the CRDs it lists and watches one, prometheus-operator's PodMonitor, by its name: the API
+	// server authorizes a list or watch for the resource name a metadata.name field selector gives.
+	crds := &metav1.PartialObjectMetadataList{}
+	crds.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinitionList"})
+	if err := operatorClient.List(ctx, crds, client.MatchingFields{"metadata.name": "podmonitors.monitoring.coreos.com"}); err != nil {
+		t.Errorf("list the PodMonitor CRD by name, which the role grants: %v", err)
+	}
+	wantForbidden(t, "list every CRD", operatorClient.List(ctx, crds))
+	wantForbidden(t, "list another CRD by name",
+		operatorClient.List(ctx, crds, client.MatchingFields{"metadata.name": "webservers.apps.appkeeper.dev"}))
 }
 
 // userFacingRules is what the built-in role name (view, edit, admin) holds once the cluster's
