@@ -72,24 +72,18 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 		return nil
 	})
 	requireQuietAboutPodMonitors(t)
-	// The operator carries on without the kind.
-	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":2}}`))
-	if err := k8s.Patch(context.Background(), web, patch); err != nil {
+	// The operator carries on without the kind: a new WebServer gets its children.
+	later := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
+		Spec: appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4", Monitoring: monitoring}}
+	if err := k8s.Create(context.Background(), later); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		dep := &appsv1.Deployment{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(web), dep); err != nil {
-			return err
-		}
-		if *dep.Spec.Replicas != 2 {
-			return errors.New("the Deployment is not scaled")
-		}
-		return nil
+		return k8s.Get(ctx, client.ObjectKeyFromObject(later), &appsv1.Deployment{})
 	})
 
 	installPodMonitorCRD(t)
-	requirePodMonitors(t, "installed again", web, cache)
+	requirePodMonitors(t, "installed again", web, cache, later)
 	requireLogged(t, operatorLog, "prometheus-operator's PodMonitor is installed: ", 2)
 }
 
