@@ -24,20 +24,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apiserverwait"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/controller/memcached"
-	"github.com/appkeeper/appkeeper/internal/controller/mysql"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/controller/podset"
-	"github.com/appkeeper/appkeeper/internal/controller/webserver"
-	"github.com/appkeeper/appkeeper/internal/controller/wordpress"
-	"github.com/appkeeper/appkeeper/internal/controller/wordpressbackup"
 	"github.com/appkeeper/appkeeper/internal/metrics"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
 	"github.com/appkeeper/appkeeper/internal/reconcile"
@@ -205,62 +198,9 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mysqlbackup.IndexByMySQL(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
-	options := controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles}
 	podMonitors := reconcile.NewPodMonitors(mgr, podMonitorsAtStart)
-	// Every controller learns from the others' refused writes that a namespace is being deleted.
-	terminating := reconcile.NewTerminatingNamespaces()
-	recorder := terminating.Recorder(mgr.GetEventRecorder(Name))
-	if err := (&webserver.Reconciler{
-		Client:      reconcile.NewClient(mgr, "webserver", terminating),
-		Recorder:    recorder,
-		PodMonitors: podMonitors,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the WebServer controller: %w", err)
-	}
-	if err := (&memcached.Reconciler{
-		Client:      reconcile.NewClient(mgr, "memcached", terminating),
-		Recorder:    recorder,
-		PodMonitors: podMonitors,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the Memcached controller: %w", err)
-	}
-	if err := (&podset.Reconciler{
-		Client:   reconcile.NewClient(mgr, "podset", terminating),
-		Recorder: recorder,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the PodSet controller: %w", err)
-	}
-	if err := (&mysqlbackup.Reconciler{
-		Client:      reconcile.NewClient(mgr, "mysqlbackup", terminating),
-		Recorder:    recorder,
-		BackupImage: o.BackupImage,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the MySQLBackup controller: %w", err)
-	}
-	if err := (&wordpressbackup.Reconciler{
-		Client:      reconcile.NewClient(mgr, "wordpressbackup", terminating),
-		Recorder:    recorder,
-		BackupImage: o.BackupImage,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the WordPressBackup controller: %w", err)
-	}
-	if err := (&mysql.Reconciler{
-		Client:      reconcile.NewClient(mgr, "mysql", terminating),
-		Recorder:    recorder,
-		BackupImage: o.BackupImage,
-		PodMonitors: podMonitors,
-		NewSecretNames: func() (cache.Cache, error) {
-			return newSecretNamesCache(mgr, cacheOptions)
-		},
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the MySQL controller: %w", err)
-	}
-	if err := (&wordpress.Reconciler{
-		Client:      reconcile.NewClient(mgr, "wordpress", terminating),
-		Recorder:    recorder,
-		BackupImage: o.BackupImage,
-	}).SetupWithManager(mgr, options); err != nil {
-		return nil, fmt.Errorf("set up the WordPress controller: %w", err)
+	if err := addControllers(mgr, o, cacheOptions, podMonitors); err != nil {
+		return nil, err
 	}
 	if err := followPodMonitorKind(mgr, cacheOptions, podMonitors); err != nil {
 		return nil, err
