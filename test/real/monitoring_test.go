@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
@@ -130,10 +131,15 @@ spec:
 		return nil
 	})
 	// A collector whose privilege the exporter's account lacks fails every scrape, while
-	// mysql_up stays 1: the account must hold what the default collectors read.
-	if err := requireSeries(context.Background(), metrics, "mysql_exporter_last_scrape_error", 0); err != nil {
+	// mysql_up stays 1: the account must hold what the default collectors read. Scrapes are
+	// retried for a while: on a busy node one may not answer within the client's timeout.
+	var scrapeErr error
+	if wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		scrapeErr = requireSeries(ctx, metrics, "mysql_exporter_last_scrape_error", 0)
+		return scrapeErr == nil, nil
+	}) != nil {
 		logs, _ := runKubectl("", "logs", "-n", ns, pod.Name, "-c", exporterContainer, "--tail=5")
-		t.Errorf("%v; the exporter says:\n%s", err, logs)
+		t.Errorf("%v; the exporter says:\n%s", scrapeErr, logs)
 	}
 	t.Logf("mysqld's exporter on %s reads the server as its own account", metrics)
 }
