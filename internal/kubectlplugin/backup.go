@@ -154,10 +154,11 @@ func backupStep(label string, obj client.Object) (string, bool, error) {
 			where = b.Status.Content.Location.Storage.Describe() + "/" + b.Status.Content.Location.Key
 		}
 	}
-	line := label + ": " + objectHealth(obj)
+	health := objectHealth(obj)
+	line := label + ": " + health
 	failed := phase == appsv1alpha1.BackupFailed
 	succeeded := phase == appsv1alpha1.BackupSucceeded
-	why := strings.TrimPrefix(objectHealth(obj), "Failed: ")
+	why := strings.TrimPrefix(health, "Failed: ")
 	if ready := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionReady); ready != nil {
 		stalled := meta.FindStatusCondition(conditions, appsv1alpha1.ConditionStalled)
 		failed = stalled != nil && stalled.Status == metav1.ConditionTrue

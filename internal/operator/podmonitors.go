@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -197,19 +199,19 @@ func (k *podMonitorKind) serve(ctx context.Context) error {
 // operator sees. Waiting here, rather than in the watch, keeps that moment out of the error log
 // and spares the watch's backoff, which would start at 0.8 s.
 func (k *podMonitorKind) waitServed(ctx context.Context) error {
-	delay := 20 * time.Millisecond
-	for {
+	var err error
+	// Doubling from 20 ms, then every 5 s until ctx ends.
+	delay := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}.DelayFunc()
+	if delay.Until(ctx, true, false, func(ctx context.Context) (bool, error) {
 		probe := &metav1.PartialObjectMetadataList{}
 		probe.SetGroupVersionKind(reconcile.PodMonitorGVK.GroupVersion().WithKind("PodMonitorList"))
-		err := k.apiServer.List(ctx, probe, client.Limit(1), client.MatchingLabelsSelector{Selector: managedLabel})
+		err = k.apiServer.List(ctx, probe, client.Limit(1), client.MatchingLabelsSelector{Selector: managedLabel})
 		if !apierrors.IsNotFound(err) {
-			return err
+			return true, err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the API server does not serve PodMonitors: %w", err)
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 5*time.Second)
+		return false, nil
+	}) != nil && apierrors.IsNotFound(err) {
+		return fmt.Errorf("the API server does not serve PodMonitors: %w", err)
 	}
+	return err
 }
