@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 func backedUpMySQL(ns, name string) *appsv1alpha1.MySQL {
@@ -36,7 +36,7 @@ func complete(status metav1.ConditionStatus, reason, message string) []metav1.Co
 func setBackupStatus(t *testing.T, b *appsv1alpha1.MySQLBackup, status appsv1alpha1.MySQLBackupStatus) {
 	t.Helper()
 	b.Status = status
-	mysqlbackup.SetHealthConditions(&b.Status.Conditions, b.Generation)
+	conditions.SetBackupHealth(&b.Status.Conditions, b.Generation)
 	setStatus(t, b)
 }
 

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 func TestBrokenTag(t *testing.T) {
@@ -128,8 +128,8 @@ func crashLoopBrokenImages(ctx context.Context, t *testing.T, cfg *rest.Config) 
 				continue
 			}
 			pods[pod.Name] = pod
-			everReady[pod.Name] = everReady[pod.Name] || reconcile.PodReady(pod)
-			settled[pod.Name] = reconcile.PodReady(pod) || reconcile.FindPodProblem(pod) != nil
+			everReady[pod.Name] = everReady[pod.Name] || conditions.PodReady(pod)
+			settled[pod.Name] = conditions.PodReady(pod) || conditions.FindPodProblem(pod) != nil
 		case <-deadline:
 			t.Fatal("the test pods did not all become ready or crash-loop within 30s")
 		}
@@ -155,8 +155,8 @@ func crashLoopBrokenImages(ctx context.Context, t *testing.T, cfg *rest.Config) 
 // checkCrashLoop tells how pod differs from a pod that crash-loops (broken) or runs.
 func checkCrashLoop(pod *corev1.Pod, broken, everReady bool) error {
 	if !broken {
-		if !reconcile.PodReady(pod) || pod.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("phase %s ready %t, want Running and ready", pod.Status.Phase, reconcile.PodReady(pod))
+		if !conditions.PodReady(pod) || pod.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s ready %t, want Running and ready", pod.Status.Phase, conditions.PodReady(pod))
 		}
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // forgetDeletedStatus drops what the status writes remember of an instance once it is deleted, so
@@ -37,6 +37,6 @@ func forget(obj any) {
 		obj = tombstone.Obj
 	}
 	if accessor, err := meta.Accessor(obj); err == nil {
-		reconcile.ForgetStatus(accessor.GetUID())
+		statuspatch.Forget(accessor.GetUID())
 	}
 }

@@ -31,13 +31,14 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apiserverwait"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/metrics"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 )
 
 // Name is the manager's name in events and the leader election lock; each controller writes
-// under a field manager of its own (reconcile.NewClient).
+// under a field manager of its own (kube.NewClient).
 const Name = "appkeeper"
 
 // Leader election holds a Lease in the operator's own namespace and records events there when the
@@ -164,7 +165,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	podMonitorsAtStart, err := reconcile.DetectPodMonitors(cfg, ctrl.Log.WithName("setup"))
+	podMonitorsAtStart, err := podmonitor.Detect(cfg, ctrl.Log.WithName("setup"))
 	if err != nil {
 		return nil, err
 	}
@@ -192,13 +193,13 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := reconcile.IndexPodsByInstance(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := kube.IndexPodsByInstance(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("index pods: %w", err)
 	}
 	if err := mysqlbackup.IndexByMySQL(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
-	podMonitors := reconcile.NewPodMonitors(mgr, podMonitorsAtStart)
+	podMonitors := podmonitor.NewKeeper(mgr, podMonitorsAtStart)
 	if err := addControllers(mgr, o, cacheOptions, podMonitors); err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func keepOwnManagedFields(obj any) (any, error) {
 	entries := accessor.GetManagedFields()
 	kept := entries[:0]
 	for _, e := range entries {
-		if reconcile.IsOperatorFieldOwner(e.Manager) && e.Operation == metav1.ManagedFieldsOperationApply {
+		if kube.IsOperatorFieldOwner(e.Manager) && e.Operation == metav1.ManagedFieldsOperationApply {
 			kept = append(kept, e)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
@@ -75,7 +75,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, reconcile.NewPodMonitor())
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, podmonitor.New())
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -101,7 +101,7 @@ func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
 
 func TestAPodMonitorMadeByHandIsLeftAlone(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "pm")
-	mine := reconcile.NewPodMonitor()
+	mine := podmonitor.New()
 	mine.SetNamespace(ns)
 	mine.SetName("web")
 	mine.Object["spec"] = map[string]any{
@@ -147,7 +147,7 @@ func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain"}, &appsv1.Deployment{})
 	})
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(reconcile.PodMonitorGVK.GroupVersion().WithKind("PodMonitorList"))
+	list.SetGroupVersionKind(podmonitor.GVK.GroupVersion().WithKind("PodMonitorList"))
 	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func requireNoRewriteOnAPass(t *testing.T, ws *appsv1alpha1.WebServer) {
 
 func podMonitor(t *testing.T, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	pm := reconcile.NewPodMonitor()
+	pm := podmonitor.New()
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, pm); err != nil {
 		t.Fatal(err)
 	}

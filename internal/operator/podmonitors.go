@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 )
 
 // The operator follows the one CRD that defines prometheus-operator's PodMonitor, by name and its
@@ -54,7 +54,7 @@ type podMonitorKind struct {
 	podMonitors cache.Cache
 	// apiServer asks the API server itself whether it serves PodMonitors yet.
 	apiServer client.Reader
-	keeper    *reconcile.PodMonitors
+	keeper    *podmonitor.Keeper
 	changed   chan struct{}
 	log       logr.Logger
 	served    bool
@@ -62,11 +62,11 @@ type podMonitorKind struct {
 
 // followPodMonitorKind adds to mgr what serves keeper its PodMonitors: a cache of those appkeeper
 // manages, in the namespaces of managerCache, and the watch of their CRD.
-func followPodMonitorKind(mgr ctrl.Manager, managerCache cache.Options, keeper *reconcile.PodMonitors) error {
+func followPodMonitorKind(mgr ctrl.Manager, managerCache cache.Options, keeper *podmonitor.Keeper) error {
 	// The kind's resource is known from its CRD's name, not from discovery, so that the operator
 	// can ask for PodMonitors while the CRD is being established.
 	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(reconcile.PodMonitorGVK, meta.RESTScopeNamespace)
+	mapper.Add(podmonitor.GVK, meta.RESTScopeNamespace)
 	podMonitors, err := newPodMonitorCache(mgr, managerCache, mapper)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func newPodMonitorCache(mgr ctrl.Manager, managerCache cache.Options, mapper met
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mapper,
 		DefaultNamespaces: managerCache.DefaultNamespaces,
-		ByObject:          map[client.Object]cache.ByObject{reconcile.NewPodMonitor(): {Label: managedLabel}},
+		ByObject:          map[client.Object]cache.ByObject{podmonitor.New(): {Label: managedLabel}},
 		DefaultTransform:  keepOwnManagedFields,
 		NewInformer:       managerCache.NewInformer,
 	})
@@ -158,7 +158,7 @@ func (k *podMonitorKind) follow(ctx context.Context) {
 		k.log.Info("prometheus-operator's PodMonitor is installed: monitored resources get their PodMonitors")
 	case !exists && k.served:
 		k.keeper.Drop()
-		if err := k.podMonitors.RemoveInformer(ctx, reconcile.NewPodMonitor()); err != nil {
+		if err := k.podMonitors.RemoveInformer(ctx, podmonitor.New()); err != nil {
 			k.log.Error(err, "stop watching PodMonitors")
 		}
 		k.served = false
@@ -185,8 +185,8 @@ func (k *podMonitorKind) serve(ctx context.Context) error {
 	if err := k.waitServed(listed); err != nil {
 		return err
 	}
-	if _, err := k.podMonitors.GetInformer(listed, reconcile.NewPodMonitor()); err != nil {
-		if err := k.podMonitors.RemoveInformer(ctx, reconcile.NewPodMonitor()); err != nil {
+	if _, err := k.podMonitors.GetInformer(listed, podmonitor.New()); err != nil {
+		if err := k.podMonitors.RemoveInformer(ctx, podmonitor.New()); err != nil {
 			k.log.Error(err, "stop watching PodMonitors")
 		}
 		return fmt.Errorf("list PodMonitors: %w", err)
@@ -204,7 +204,7 @@ func (k *podMonitorKind) waitServed(ctx context.Context) error {
 	delay := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}.DelayFunc()
 	if delay.Until(ctx, true, false, func(ctx context.Context) (bool, error) {
 		probe := &metav1.PartialObjectMetadataList{}
-		probe.SetGroupVersionKind(reconcile.PodMonitorGVK.GroupVersion().WithKind("PodMonitorList"))
+		probe.SetGroupVersionKind(podmonitor.GVK.GroupVersion().WithKind("PodMonitorList"))
 		err = k.apiServer.List(ctx, probe, client.Limit(1), client.MatchingLabelsSelector{Selector: managedLabel})
 		if !apierrors.IsNotFound(err) {
 			return true, err

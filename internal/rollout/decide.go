@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 // Revision is one revision of an instance's pods, as built from a spec.
@@ -144,12 +144,12 @@ func failureOf(in Input, since time.Time) *appsv1alpha1.FailedRevision {
 
 // newPodProblem is the problem of the first pod, by name, created at or after since that cannot
 // run without help. An unschedulable pod may only wait for room, so it is left to the deadline.
-func newPodProblem(pods []corev1.Pod, since time.Time) *reconcile.PodProblem {
+func newPodProblem(pods []corev1.Pod, since time.Time) *conditions.PodProblem {
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	for i := range sorted {
 		if IsNewPod(&sorted[i], since) {
-			if p := reconcile.FindPodProblem(&sorted[i]); p != nil && p.Reason != appsv1alpha1.ReasonUnschedulable {
+			if p := conditions.FindPodProblem(&sorted[i]); p != nil && p.Reason != appsv1alpha1.ReasonUnschedulable {
 				return p
 			}
 		}

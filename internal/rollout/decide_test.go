@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 var (
@@ -203,19 +203,19 @@ func TestTarget(t *testing.T) {
 
 func TestConditions(t *testing.T) {
 	d := Decide(Input{Status: rollingOut(), Desired: bad, Pods: []corev1.Pod{pod("new", start, appsv1alpha1.ReasonCrashLoopBackOff)}, Now: start.Add(time.Second)})
-	degraded := d.Degraded(reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}, nil)
+	degraded := d.Degraded(conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}, nil)
 	if !degraded.IsTrue() || degraded.Reason != appsv1alpha1.ReasonRolledBack ||
 		!strings.Contains(degraded.Message, "revision bad (nginx:broken) failed") || !strings.Contains(degraded.Message, "rolled back to revision good (nginx:1.27)") {
 		t.Errorf("Degraded = %+v", degraded)
 	}
-	progressing := d.Progressing(reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Reason: appsv1alpha1.ReasonRolloutComplete})
+	progressing := d.Progressing(conditions.Condition{Type: appsv1alpha1.ConditionProgressing, Reason: appsv1alpha1.ReasonRolloutComplete})
 	if progressing.IsTrue() || progressing.Reason != appsv1alpha1.ReasonRolledBack {
 		t.Errorf("Progressing = %+v", progressing)
 	}
 
 	off := Decide(Input{Policy: appsv1alpha1.UpgradePolicy{AutoRollback: ptr.To(false)}, Status: rollingOut(), Desired: bad,
 		Now: start.Add(time.Hour)})
-	degraded = off.Degraded(reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}, nil)
+	degraded = off.Degraded(conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}, nil)
 	if !degraded.IsTrue() || degraded.Reason != appsv1alpha1.ReasonProgressDeadline || !strings.Contains(degraded.Message, "autoRollback") {
 		t.Errorf("Degraded without automatic rollback = %+v", degraded)
 	}

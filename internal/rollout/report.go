@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 // Record tells of the rollback d made, if any: a Warning Event on obj naming the failed and the
@@ -46,7 +46,7 @@ func rolledBackMessage(st appsv1alpha1.RolloutStatus) string {
 // Degraded is the kind's Degraded condition c, as the rollout changes it: True with reason
 // RolledBack while the spec's revision is rolled back, or True with the failure's reason when the
 // policy leaves a failed rollout in place. A pass that failed (passErr) speaks first.
-func (d Decision) Degraded(c reconcile.Condition, passErr error) reconcile.Condition {
+func (d Decision) Degraded(c conditions.Condition, passErr error) conditions.Condition {
 	switch {
 	case passErr != nil:
 		return c
@@ -61,7 +61,7 @@ func (d Decision) Degraded(c reconcile.Condition, passErr error) reconcile.Condi
 
 // Progressing is the kind's Progressing condition c, as the rollout changes it: once the last good
 // revision runs again, False with reason RolledBack.
-func (d Decision) Progressing(c reconcile.Condition) reconcile.Condition {
+func (d Decision) Progressing(c conditions.Condition) conditions.Condition {
 	if d.RollBack && d.Status.Failed != nil && d.Status.LastGood != nil && !c.IsTrue() && c.Status != metav1.ConditionUnknown {
 		c.Reason = appsv1alpha1.ReasonRolledBack
 		c.Message = fmt.Sprintf("revision %s runs; the spec's revision %s was rolled back", d.Status.LastGood.Name, d.Status.Failed.Name)

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
 // BackupImage is the image the operator under test names in its backup Jobs.
@@ -31,8 +31,8 @@ var manager ctrl.Manager
 
 // OperatorClient is the client of the operator's controller named controller, its cache included,
 // for a test that runs a pass of that controller itself, as the operator would.
-func OperatorClient(controller string) reconcile.Client {
-	return reconcile.NewClient(manager, controller, nil)
+func OperatorClient(controller string) kube.Client {
+	return kube.NewClient(manager, controller, nil)
 }
 
 // RunWithOperator is the whole of a controller package's TestMain: it runs the package's tests

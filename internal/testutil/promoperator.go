@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 )
 
 // PrometheusOperatorModule is the prometheus-operator release whose CRDs the tests install: the
@@ -75,7 +75,7 @@ type Selecting interface {
 // PodMonitorProblem says what is wrong with owner's PodMonitor, as prometheus-operator would read
 // it, or that there is none.
 func PodMonitorProblem(ctx context.Context, c client.Client, owner Selecting) error {
-	pm := reconcile.NewPodMonitor()
+	pm := podmonitor.New()
 	if err := c.Get(ctx, client.ObjectKeyFromObject(owner), pm); err != nil {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 )
 
 // rollbackKind is one kind in the rollback section: instances running good are asked for broken,
@@ -258,7 +258,7 @@ func (w *rollbackWatch) onPod(obj client.Object, added bool) {
 	image := pod.Spec.Containers[0].Image
 	switch {
 	case image == w.k.broken && at.failing.IsZero():
-		if p := reconcile.FindPodProblem(pod); p != nil && p.Reason == appsv1alpha1.ReasonCrashLoopBackOff {
+		if p := conditions.FindPodProblem(pod); p != nil && p.Reason == appsv1alpha1.ReasonCrashLoopBackOff {
 			at.failing = time.Now()
 		}
 	case image == w.k.good && added && w.k.workload == nil && !at.failing.IsZero() && at.restored.IsZero():

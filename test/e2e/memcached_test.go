@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -112,7 +112,7 @@ func waitMemcached(t *testing.T, ns string, size int) {
 		}
 		var ready []string
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && reconcile.PodReady(&pod) {
+			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && conditions.PodReady(&pod) {
 				ready = append(ready, pod.Name)
 			}
 		}

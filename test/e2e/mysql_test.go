@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -107,8 +107,8 @@ spec:
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db-0"}, pod); err != nil {
 		t.Fatal(err)
 	}
-	if pod.Spec.Containers[0].Image != "mysql:8.4.6" || !reconcile.PodReady(pod) {
-		t.Errorf("pod image %s ready %t, want mysql:8.4.6 and ready", pod.Spec.Containers[0].Image, reconcile.PodReady(pod))
+	if pod.Spec.Containers[0].Image != "mysql:8.4.6" || !conditions.PodReady(pod) {
+		t.Errorf("pod image %s ready %t, want mysql:8.4.6 and ready", pod.Spec.Containers[0].Image, conditions.PodReady(pod))
 	}
 
 	patched := time.Now()
@@ -146,8 +146,8 @@ func waitMySQL(t *testing.T, ns, name, image string) *appsv1alpha1.MySQL {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-0"}, pod); err != nil {
 			return err
 		}
-		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !reconcile.PodReady(pod) || pod.Spec.Containers[0].Image != image {
-			return fmt.Errorf("pod %s phase %s ready %t image %s", pod.Name, pod.Status.Phase, reconcile.PodReady(pod), pod.Spec.Containers[0].Image)
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || !conditions.PodReady(pod) || pod.Spec.Containers[0].Image != image {
+			return fmt.Errorf("pod %s phase %s ready %t image %s", pod.Name, pod.Status.Phase, conditions.PodReady(pod), pod.Spec.Containers[0].Image)
 		}
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-" + name + "-0"}, pvc); err != nil {

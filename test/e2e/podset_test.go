@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -161,7 +161,7 @@ func waitPodSet(t *testing.T, ns string, replicas int, image string) *appsv1alph
 		}
 		ready := 0
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && reconcile.PodReady(&pod) && pod.Spec.Containers[0].Image == image {
+			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && conditions.PodReady(&pod) && pod.Spec.Containers[0].Image == image {
 				ready++
 			}
 		}
@@ -224,7 +224,7 @@ func watchPods(t *testing.T, ns string, replicas int) *podWatcher {
 			}
 			serving := 0
 			for _, p := range pods {
-				if p.DeletionTimestamp == nil && reconcile.PodReady(p) {
+				if p.DeletionTimestamp == nil && conditions.PodReady(p) {
 					serving++
 				}
 			}

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -109,7 +109,7 @@ func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 		}
 		ready := 0
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && reconcile.PodReady(&pod) && pod.Spec.Containers[0].Image == image {
+			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning && conditions.PodReady(&pod) && pod.Spec.Containers[0].Image == image {
 				ready++
 			}
 		}

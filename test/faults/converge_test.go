@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -180,7 +180,7 @@ func (o *namespaceObjects) exactChildren(inst instance) error {
 			continue
 		}
 		running++
-		if pod.Status.Phase != corev1.PodRunning || !reconcile.PodReady(pod) {
+		if pod.Status.Phase != corev1.PodRunning || !conditions.PodReady(pod) {
 			return fmt.Errorf("pod %s is %s, not Ready", pod.Name, pod.Status.Phase)
 		}
 	}

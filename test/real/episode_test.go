@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
@@ -154,7 +154,7 @@ func (e *episode) seePod(ns string, pod *corev1.Pod) {
 		if state == nil {
 			state = cs.LastTerminationState.Terminated
 		}
-		problem := reconcile.FindPodProblem(pod)
+		problem := conditions.FindPodProblem(pod)
 		if (state == nil || state.ExitCode == 0) && problem == nil {
 			continue
 		}

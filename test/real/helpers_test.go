@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 	"github.com/appkeeper/appkeeper/internal/resources/common"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
@@ -157,8 +157,8 @@ func podServing(pod *corev1.Pod, image string) error {
 		return fmt.Errorf("pod %s is being deleted", pod.Name)
 	case image != "" && pod.Spec.Containers[0].Image != image:
 		return fmt.Errorf("pod %s runs %s, want %s", pod.Name, pod.Spec.Containers[0].Image, image)
-	case pod.Status.Phase != corev1.PodRunning || !reconcile.PodReady(pod):
-		return fmt.Errorf("pod %s is %s, ready %t%s", pod.Name, pod.Status.Phase, reconcile.PodReady(pod), waitingReason(pod))
+	case pod.Status.Phase != corev1.PodRunning || !conditions.PodReady(pod):
+		return fmt.Errorf("pod %s is %s, ready %t%s", pod.Name, pod.Status.Phase, conditions.PodReady(pod), waitingReason(pod))
 	case pod.Status.PodIP == "":
 		return fmt.Errorf("pod %s has no IP", pod.Name)
 	}

@@ -21,19 +21,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles Memcacheds.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors *reconcile.PodMonitors
+	PodMonitors *podmonitor.Keeper
 
-	wedged reconcile.WedgedDeletions
+	wedged rollout.WedgedDeletions
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=memcacheds,verbs=get;list;watch
@@ -56,9 +62,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the children to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(mc, mc.Status) {
+	if statuspatch.Behind(mc, mc.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := mc.DeepCopy()
 	pods, podsErr := r.listPods(ctx, mc)
@@ -77,13 +83,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			decision.Complete(desired, time.Now())
 		}
 		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
-		reconcile.WarnWhenDegraded(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
+		conditions.WarnWhenDegraded(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
 		// Pods that could not be read show no failure, leave the members last reported in place
 		// and are read again on retry.
 		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "Memcached", original, mc, decision,
 			func(m *appsv1alpha1.Memcached) any { return m.Status }))
 		// A pass waiting for a watched object to go needs no retry.
-		err = reconcile.Retry(err)
+		err = failure.DropWatchedWaits(err)
 		if err == nil {
 			// The progress deadline of a rollout under way runs out with no event to tell of it.
 			result.RequeueAfter = earliest(result.RequeueAfter, decision.Recheck)
@@ -93,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 
-	if err := reconcile.Concurrently(
+	if err := pass.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, target, sts) },
 		func() error { return r.reconcileService(ctx, target) },
 		func() error {
@@ -116,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // terminating. recheck is when a member still in its grace should be looked at again.
 func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
 	memberPods := members(mc, sts, pods)
-	wedged, recheck := reconcile.WedgedMembers(sts, memberPods, time.Now())
+	wedged, recheck := rollout.WedgedMembers(sts, memberPods, time.Now())
 	if len(wedged) == 0 || sts.Spec.Replicas == nil || len(memberPods) < int(*sts.Spec.Replicas) || anyTerminating(sts, pods) {
 		return recheck, nil
 	}
@@ -138,12 +144,12 @@ func anyTerminating(sts *appsv1.StatefulSet, pods []corev1.Pod) bool {
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
 	svc := &corev1.Service{}
-	result, _, err := reconcile.Apply(ctx, r.Client, mc, mc.ChildName(),
+	result, _, err := apply.Child(ctx, r.Client, mc, mc.ChildName(),
 		svc, resources.Service(mc), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
-	if result == reconcile.Created {
+	if result == apply.Created {
 		r.Recorder.Eventf(mc, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created headless Service %s", mc.ChildName())
 	}
 	return nil
@@ -156,18 +162,18 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, sts); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 		}
-		return &reconcile.InvalidSpecError{Message: problem}
+		return &failure.InvalidSpecError{Message: problem}
 	}
-	result, before, err := reconcile.Apply(ctx, r.Client, mc, mc.ChildName(),
+	result, before, err := apply.Child(ctx, r.Client, mc, mc.ChildName(),
 		sts, resources.StatefulSet(mc), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
 	switch {
-	case result == reconcile.Created:
+	case result == apply.Created:
 		r.Recorder.Eventf(mc, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
-	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
+	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
 		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
 			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())
 	}
@@ -177,7 +183,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 // listPods reads the pods carrying mc's selector labels from the cache, which holds the pods of the
 // StatefulSet because its template carries the managed-by label.
 func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) ([]corev1.Pod, error) {
-	pods, err := reconcile.ListPods(ctx, r.Client, mc.Namespace, mc.SelectorLabels())
+	pods, err := kube.ListPods(ctx, r.Client, mc.Namespace, mc.SelectorLabels())
 	if err != nil {
 		return nil, fmt.Errorf("pods of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
@@ -188,7 +194,7 @@ func (r *Reconciler) listPods(ctx context.Context, mc *appsv1alpha1.Memcached) (
 // children and of its member pods, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	// A child of another resource that held one of the names goes: take the name.
-	freed := reconcile.EnqueueOnDeleteByChildName()
+	freed := kube.EnqueueOnDeleteByChildName()
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("memcached").
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -198,8 +204,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Service{}, freed).
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
-		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MemcachedAppName),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.MemcachedAppName),
+			builder.WithPredicates(conditions.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.Memcached{}, r))
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -36,7 +37,7 @@ func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.S
 	if podsErr == nil {
 		var ready []string
 		for i := range memberPods {
-			if reconcile.PodReady(&memberPods[i]) {
+			if conditions.PodReady(&memberPods[i]) {
 				ready = append(ready, memberPods[i].Name)
 			}
 		}
@@ -47,21 +48,21 @@ func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.S
 	if complete {
 		status.Image = mc.Spec.Image
 	}
-	availableCondition := available(mc, sts, status.ReadyReplicas, reconcile.StartingPods(mc.Status.Conditions, memberPods, mc.DesiredSize()))
+	availableCondition := available(mc, sts, status.ReadyReplicas, conditions.StartingPods(mc.Status.Conditions, memberPods, mc.DesiredSize()))
 	if podsErr != nil && sts != nil && mc.DesiredSize() > 0 {
-		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
+		availableCondition = conditions.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
 			Reason: appsv1alpha1.ReasonReadFailed, Message: "the members could not be read: " + podsErr.Error()}
 	}
 	progressingCondition := progressing(mc, sts, complete)
 	if sts == nil && reconcileErr != nil {
 		// The pass failed before it saw the StatefulSet: whether it exists, and how it runs, is unknown.
 		unobserved := "the StatefulSet could not be observed: " + reconcileErr.Error()
-		availableCondition = reconcile.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
+		availableCondition = conditions.Condition{Type: appsv1alpha1.ConditionAvailable, Status: metav1.ConditionUnknown,
 			Reason: appsv1alpha1.ReasonReadFailed, Message: unobserved}
-		progressingCondition = reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionUnknown,
+		progressingCondition = conditions.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionUnknown,
 			Reason: appsv1alpha1.ReasonReadFailed, Message: unobserved}
 	}
-	reconcile.SetHealthConditions(&status.Conditions, mc.Generation,
+	conditions.SetHealthConditions(&status.Conditions, mc.Generation,
 		availableCondition,
 		d.Progressing(progressingCondition),
 		d.Degraded(degraded(memberPods, podsErr, reconcileErr), reconcileErr))
@@ -131,9 +132,9 @@ func rolloutComplete(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
 // replaces members one at a time, so during a rollout one member may be down: the cache stays
 // Available while size − 1 members serve. Members a scale up adds (starting) are not counted as
 // missing while the members that served still do. Otherwise every member must serve.
-func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready, starting int32) reconcile.Condition {
+func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready, starting int32) conditions.Condition {
 	want := mc.DesiredSize()
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+	c := conditions.Condition{Type: appsv1alpha1.ConditionAvailable}
 	minimum := want
 	if sts != nil && want > 1 && (!templateCurrent(mc, sts) || sts.Status.CurrentRevision != sts.Status.UpdateRevision) {
 		minimum = want - 1
@@ -143,7 +144,7 @@ func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready, start
 		c.Reason, c.Message = appsv1alpha1.ReasonScaledToZero, "spec.size is 0: no member runs, so the cache serves nothing"
 	case sts == nil:
 		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
-	case reconcile.ServesMinimum(ready, starting, minimum):
+	case conditions.ServesMinimum(ready, starting, minimum):
 		c.Status, c.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		c.Message = fmt.Sprintf("%d of %d members ready", ready, want)
 	default:
@@ -153,8 +154,8 @@ func available(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, ready, start
 	return c
 }
 
-func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete bool) reconcile.Condition {
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing}
+func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete bool) conditions.Condition {
+	c := conditions.Condition{Type: appsv1alpha1.ConditionProgressing}
 	want := mc.DesiredSize()
 	switch {
 	case complete:
@@ -175,10 +176,10 @@ func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete b
 
 // degraded is True when the pass failed or a member cannot run without help (PodsDegraded), and
 // Unknown when the members could not be read.
-func degraded(memberPods []corev1.Pod, podsErr, reconcileErr error) reconcile.Condition {
+func degraded(memberPods []corev1.Pod, podsErr, reconcileErr error) conditions.Condition {
 	if reconcileErr != nil {
-		return reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
-			Reason: reconcile.ErrorReason(reconcileErr), Message: reconcileErr.Error()}
+		return conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
+			Reason: failure.Reason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	return reconcile.PodsDegraded(memberPods, podsErr)
+	return conditions.PodsDegraded(memberPods, podsErr)
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -224,7 +224,7 @@ func TestMemberChanged(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := pod(0, true)
-			if got := reconcile.PodStatusChanged(&old, &tc.updated); got != tc.want {
+			if got := conditions.PodStatusChanged(&old, &tc.updated); got != tc.want {
 				t.Errorf("PodStatusChanged = %v, want %v", got, tc.want)
 			}
 		})

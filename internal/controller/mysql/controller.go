@@ -25,14 +25,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles MySQLs.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// NewSecretNames makes a cache of the names of the Secrets in the watched namespaces, so that a
 	// MySQL whose referenced Secret is created or changed is reconciled at once. It is called the
@@ -41,11 +46,11 @@ type Reconciler struct {
 	// BackupImage holds the appkeeper binary that fetches a backup into a restored server.
 	BackupImage string
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors *reconcile.PodMonitors
+	PodMonitors *podmonitor.Keeper
 
 	referencedSecrets referencedSecretWatch
 
-	wedged reconcile.WedgedDeletions
+	wedged rollout.WedgedDeletions
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
@@ -102,9 +107,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(m, m.Status) {
+	if statuspatch.Behind(m, m.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := m.DeepCopy()
 	var seen observed
@@ -148,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass) (ctrl.Result, error) {
 	// Pods that could not be read show no failure: the status reports the read error, and the
 	// pass is retried.
-	seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 	seen.podsRead = true
 	nextBackup, err := r.decide(ctx, m, seen, pass, time.Now())
 	if err != nil {
@@ -161,7 +166,7 @@ func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL,
 	if err := r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := reconcile.ApplyChild(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
+	if err := apply.Ensure(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
 	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim)
@@ -192,7 +197,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.
 		seen.claim, seen.claimErr = r.claim(ctx, m)
 	}
 	if !seen.podsRead {
-		seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+		seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 	}
 	// The status speaks of the server the pass built: the spec, or the last good revision's.
 	built := m.DeepCopy()
@@ -202,12 +207,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.
 	}
 	m.Status = computeStatus(built, pass.decision, *seen, passErr)
 	r.recordTransitions(original, m)
-	reconcile.WarnWhenDegraded(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
+	conditions.WarnWhenDegraded(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
 	// A failed read leaves its conditions Unknown and is retried like any other error.
 	err := errors.Join(passErr, seen.claimErr, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "MySQL", original, m, pass.decision,
 		func(m *appsv1alpha1.MySQL) any { return m.Status }))
 	// A pass waiting for a watched object to go needs no retry.
-	return reconcile.Retry(err)
+	return failure.DropWatchedWaits(err)
 }
 
 // earliest is the sooner of two requeue delays, zero meaning none.
@@ -245,27 +250,27 @@ func dataImage(claim *corev1.PersistentVolumeClaim) string {
 }
 
 func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQL) error {
-	if err := reconcile.ApplyChild(ctx, r.Client, m, m.HeadlessServiceName(), &corev1.Service{}, resources.HeadlessService(m), corev1ac.ExtractService); err != nil {
+	if err := apply.Ensure(ctx, r.Client, m, m.HeadlessServiceName(), &corev1.Service{}, resources.HeadlessService(m), corev1ac.ExtractService); err != nil {
 		return err
 	}
-	return reconcile.ApplyChild(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
+	return apply.Ensure(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
 }
 
 // reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
 // seen.sts receives it as the API server has it.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool) error {
 	sts := &appsv1.StatefulSet{}
-	result, before, err := reconcile.Apply(ctx, r.Client, m, m.ChildName(),
+	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(target, restore), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	seen.sts = sts
 	switch {
-	case result == reconcile.Created:
+	case result == apply.Created:
 		r.Recorder.Eventf(m, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
-	case result == reconcile.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
+	case result == apply.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
 		// A rollback has its own Event.
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
 			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
@@ -290,7 +295,7 @@ func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) (*corev1.
 // Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
 // spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
 func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
-	wedged, recheck := reconcile.WedgedMembers(sts, pods, time.Now())
+	wedged, recheck := rollout.WedgedMembers(sts, pods, time.Now())
 	for _, pod := range wedged {
 		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
 			return 0, fmt.Errorf("MySQL %s/%s: %w", m.Namespace, m.Name, err)
@@ -329,23 +334,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
-	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
+	freed := kube.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
-		Watches(&corev1.Secret{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
-		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName)).
+		Watches(&corev1.Secret{}, kube.EnqueueInstance(appsv1alpha1.MySQLAppName)).
+		Watches(&corev1.PersistentVolumeClaim{}, kube.EnqueueInstance(appsv1alpha1.MySQLAppName)).
 		Watches(&appsv1.StatefulSet{}, freed).
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.ConfigMap{}, freed).
 		Watches(&corev1.Secret{}, freed).
 		// The StatefulSet owns the server's pod; its labels link it, for Degraded and for
 		// replacing a pod an older spec left broken.
-		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.MySQLAppName),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.MySQLAppName),
+			builder.WithPredicates(conditions.PodStatusChangedPredicate)).
 		// A backup's progress moves the status summary, an upgrade that waits for it, and the
 		// MySQLs restored from it.
 		Watches(&appsv1alpha1.MySQLBackup{}, handler.EnqueueRequestsFromMapFunc(r.backupsMySQLs)).

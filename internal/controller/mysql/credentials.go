@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
@@ -43,7 +43,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 	if err := r.refuseNewPasswordsForOldData(ctx, m); err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	data, created, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
+	data, created, err := apply.GeneratedSecret(ctx, r.Client, m, name,
 		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
 	if err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
@@ -53,7 +53,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 			"generated Secret %s with random passwords", name)
 	}
 	desired := resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])
-	return reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+	return apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
 }
 
 // refuseNewPasswordsForOldData returns a credentialsLostError when the generated Secret does not

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
@@ -27,7 +27,7 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 	name := m.ExporterAccountSecretName()
 	account := resources.ExporterAccount{Enabled: runsExporter}
 	if account.Enabled {
-		data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
+		data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
 			common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
 				return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
 			})
@@ -48,7 +48,7 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 		account.Password = live.Data[appsv1alpha1.SecretKeyPassword]
 	}
 	desired := resources.ExporterAccountSecret(m, account.Password)
-	return account, reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+	return account, apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
 }
 
 // runsExporter tells whether the StatefulSet's pod runs the exporter; false when there is none.

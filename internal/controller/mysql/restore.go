@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
@@ -30,7 +30,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 		return err
 	}
 	name := m.BackupAccountSecretName()
-	data, _, err := reconcile.GeneratedSecret(ctx, r.Client, m, name,
+	data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
 		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
 			return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
 		})
@@ -38,7 +38,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 		return fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	desired := resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
-	return reconcile.ApplyChild(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+	return apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
 }
 
 // restoreSource is the backup a new MySQL loads, while it has not yet served from it: nil when

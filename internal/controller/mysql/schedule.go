@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/failure"
 )
 
 // maxMissedCount bounds the walk over missed schedule times, as the CronJob controller does: a
@@ -33,13 +33,13 @@ func ParseSchedule(policy *appsv1alpha1.MySQLBackupPolicy) (cron.Schedule, error
 	if policy.TimeZone != nil && *policy.TimeZone != "" {
 		z, err := time.LoadLocation(*policy.TimeZone)
 		if err != nil {
-			return nil, &reconcile.InvalidSpecError{Message: fmt.Sprintf("spec.backup.timeZone: %q is not a known time zone", *policy.TimeZone)}
+			return nil, &failure.InvalidSpecError{Message: fmt.Sprintf("spec.backup.timeZone: %q is not a known time zone", *policy.TimeZone)}
 		}
 		zone = z
 	}
 	schedule, err := cron.ParseStandard(policy.Schedule)
 	if err != nil {
-		return nil, &reconcile.InvalidSpecError{Message: fmt.Sprintf("spec.backup.schedule: %q is not a cron schedule: %v", policy.Schedule, err)}
+		return nil, &failure.InvalidSpecError{Message: fmt.Sprintf("spec.backup.schedule: %q is not a cron schedule: %v", policy.Schedule, err)}
 	}
 	if s, ok := schedule.(*cron.SpecSchedule); ok {
 		s.Location = zone

@@ -9,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -86,7 +87,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	if complete {
 		status.Image = resources.Image(seen.sts)
 	}
-	reconcile.SetHealthConditions(&status.Conditions, m.Generation,
+	conditions.SetHealthConditions(&status.Conditions, m.Generation,
 		available(m, seen),
 		d.Progressing(progressing(m, seen, complete)),
 		d.Degraded(degraded(seen, reconcileErr), reconcileErr))
@@ -103,8 +104,8 @@ func rolloutComplete(sts *appsv1.StatefulSet) bool {
 		(s.CurrentRevision == s.UpdateRevision || s.CurrentRevision == "")
 }
 
-func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+func available(m *appsv1alpha1.MySQL, seen observed) conditions.Condition {
+	c := conditions.Condition{Type: appsv1alpha1.ConditionAvailable}
 	switch {
 	case seen.sts == nil:
 		c.Reason, c.Message = appsv1alpha1.ReasonCreating, "the StatefulSet is being created"
@@ -126,8 +127,8 @@ func available(m *appsv1alpha1.MySQL, seen observed) reconcile.Condition {
 	return c
 }
 
-func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.Condition {
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing}
+func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) conditions.Condition {
+	c := conditions.Condition{Type: appsv1alpha1.ConditionProgressing}
 	switch {
 	case seen.refusal != "":
 		c.Reason, c.Message = appsv1alpha1.ReasonDowngradeRefused, "the rollout of spec.image is refused; see Degraded"
@@ -155,11 +156,11 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) reconcile.
 
 // degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod
 // cannot run (PodsDegraded), and Unknown when the pod could not be read.
-func degraded(seen observed, reconcileErr error) reconcile.Condition {
-	c := reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+func degraded(seen observed, reconcileErr error) conditions.Condition {
+	c := conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
 	case reconcileErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, reconcile.ErrorReason(reconcileErr), reconcileErr.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, failure.Reason(reconcileErr), reconcileErr.Error()
 	case seen.refusal != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonDowngradeRefused, seen.refusal
 	case seen.rollbackRefusal != "":
@@ -169,7 +170,7 @@ func degraded(seen observed, reconcileErr error) reconcile.Condition {
 	case seen.restoreWait != "" && !strings.HasPrefix(seen.restoreWait, restoreWaitingPrefix):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
 	default:
-		return reconcile.PodsDegraded(seen.pods, seen.podsErr)
+		return conditions.PodsDegraded(seen.pods, seen.podsErr)
 	}
 	return c
 }

@@ -26,12 +26,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles MySQLBackups.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// BackupImage holds the appkeeper binary the Jobs run; without it no backup starts.
 	BackupImage string
@@ -61,16 +64,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(b, b.Status) {
+	if statuspatch.Behind(b, b.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation
-		SetHealthConditions(&b.Status.Conditions, b.Generation)
+		conditions.SetBackupHealth(&b.Status.Conditions, b.Generation)
 		r.recordTransitions(ctx, original, b)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
+		err = errors.Join(err, statuspatch.Patch(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.MySQLBackup) any { return b.Status }))
 		if err == nil {
 			// Only once the outcome is recorded may the Jobs it was read from go.
@@ -134,7 +137,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.MySQLBackup, m *
 		}
 	}
 	job := DumpJobFor(b, m, loc, keys, r.BackupImage)
-	if err := reconcile.ApplyChild(ctx, r.Client, b, b.JobName(), &batchv1.Job{}, job, batchv1ac.ExtractJob); err != nil {
+	if err := apply.Ensure(ctx, r.Client, b, b.JobName(), &batchv1.Job{}, job, batchv1ac.ExtractJob); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("backup started", "mysql", m.Name, "storage", loc.Storage.Describe(), "key", loc.Key, "prune", keys)
@@ -286,7 +289,7 @@ func (r *Reconciler) job(ctx context.Context, b *appsv1alpha1.MySQLBackup, name 
 // Job does not exist. The pods come from the cache, except for a Job that has finished while none
 // of its cached pods shows a container that ended: the pod informer can lag the Job's, and the
 // outcome is decided once, so the pods are then read from the API server.
-func GetJob(ctx context.Context, c reconcile.Client, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
+func GetJob(ctx context.Context, c kube.Client, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
 	job := &batchv1.Job{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -294,7 +297,7 @@ func GetJob(ctx context.Context, c reconcile.Client, ns, name string, selector m
 		}
 		return nil, nil, fmt.Errorf("job %s/%s: %w", ns, name, err)
 	}
-	all, err := reconcile.ListPods(ctx, c, ns, selector)
+	all, err := kube.ListPods(ctx, c, ns, selector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
 	}

@@ -14,7 +14,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -43,7 +44,7 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 		// says a verdict is awaited, and the backup does not read as Ready meanwhile.
 		setVerified(b, metav1.ConditionUnknown, appsv1alpha1.ReasonVerificationRunning, "the Job "+b.VerifyJobName()+" restores the backup into a scratch server")
 		desired := resources.VerifyJob(b, m, *b.Status.Location, r.BackupImage, ServerImage(m))
-		if err := reconcile.ApplyChild(ctx, r.Client, b, b.VerifyJobName(), &batchv1.Job{}, desired, batchv1ac.ExtractJob); err != nil {
+		if err := apply.Ensure(ctx, r.Client, b, b.VerifyJobName(), &batchv1.Job{}, desired, batchv1ac.ExtractJob); err != nil {
 			return err
 		}
 		log.FromContext(ctx).Info("verification started", "job", b.VerifyJobName())
@@ -126,12 +127,12 @@ func JobPodSelector(b *appsv1alpha1.MySQLBackup) map[string]string {
 }
 
 func setComplete(b *appsv1alpha1.MySQLBackup, status metav1.ConditionStatus, reason, message string) {
-	reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{
+	conditions.Set(&b.Status.Conditions, b.Generation, conditions.Condition{
 		Type: appsv1alpha1.ConditionComplete, Status: status, Reason: reason, Message: message})
 }
 
 func setVerified(b *appsv1alpha1.MySQLBackup, status metav1.ConditionStatus, reason, message string) {
-	reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{
+	conditions.Set(&b.Status.Conditions, b.Generation, conditions.Condition{
 		Type: appsv1alpha1.ConditionVerified, Status: status, Reason: reason, Message: message})
 }
 

@@ -22,9 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles PodSets.
@@ -32,7 +35,7 @@ type Reconciler struct {
 	// Client reads past the cache through its APIReader, which tells a pod this PodSet created
 	// moments ago, which the cache has not seen yet, from a pod that somebody else holds under a
 	// wanted name.
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 }
 
@@ -55,12 +58,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the pods to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(ps, ps.Status) {
+	if statuspatch.Behind(ps, ps.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := ps.DeepCopy()
-	pods, podsErr := reconcile.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
+	pods, podsErr := kube.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
 	desired := revision(ps)
 	decision := decide(ps, desired, pods, podsErr)
 	// target is the PodSet as this pass builds its pods: the spec, or the last good template of a
@@ -72,11 +75,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		ps.Status = computeStatus(target, hash, decision, pods, podsErr, err)
 		r.recordUpgrade(original, ps)
-		reconcile.WarnWhenDegraded(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
+		conditions.WarnWhenDegraded(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
 		err = errors.Join(err, rollout.WriteStatus(ctx, r.Client, r.Recorder, "PodSet", original, ps, decision,
 			func(p *appsv1alpha1.PodSet) any { return p.Status }))
 		// A pass waiting for a watched object to go needs no retry.
-		err = reconcile.Retry(err)
+		err = failure.DropWatchedWaits(err)
 		if err == nil {
 			// The progress deadline of a rollout under way runs out with no event to tell of it.
 			result.RequeueAfter = decision.Recheck
@@ -136,7 +139,7 @@ func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash 
 		return after, err
 	}
 	if taken = append(p.taken, taken...); len(taken) > 0 {
-		return after, &reconcile.NameConflictError{Kind: "Pod", Name: strings.Join(taken, ", "), Owner: "PodSet " + ps.Name}
+		return after, &failure.NameConflictError{Kind: "Pod", Name: strings.Join(taken, ", "), Owner: "PodSet " + ps.Name}
 	}
 	return after, nil
 }
@@ -192,7 +195,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podset").
 		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.Pod{}, builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		Owns(&corev1.Pod{}, builder.WithPredicates(conditions.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.PodSet{}, r))
 }

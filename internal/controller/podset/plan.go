@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 )
 
@@ -116,7 +116,7 @@ func (p plan) replacesStale() bool {
 func staleToReplace(kept []member, hash string, want, maxUnavailable int) []deletion {
 	ready := 0
 	for _, m := range kept {
-		if reconcile.PodReady(m.pod) {
+		if conditions.PodReady(m.pod) {
 			ready++
 		}
 	}
@@ -126,7 +126,7 @@ func staleToReplace(kept []member, hash string, want, maxUnavailable int) []dele
 		if isCurrent(m.pod, hash) {
 			continue
 		}
-		if reconcile.PodReady(m.pod) {
+		if conditions.PodReady(m.pod) {
 			if budget <= 0 {
 				continue
 			}
@@ -142,7 +142,7 @@ func staleToReplace(kept []member, hash string, want, maxUnavailable int) []dele
 func removalOrder(hash string) func(a, b member) int {
 	rank := func(pod *corev1.Pod) int {
 		r := 0
-		if reconcile.PodReady(pod) {
+		if conditions.PodReady(pod) {
 			r += 2
 		}
 		if isCurrent(pod, hash) {

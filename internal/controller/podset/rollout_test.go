@@ -16,7 +16,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -128,7 +128,7 @@ func TestStaleCacheNeverCreatesExtraPods(t *testing.T) {
 	// A second reconciler whose cache has not seen web-1 and web-2 yet, or no pod at all.
 	for _, seen := range [][]corev1.Pod{{before["web-0"]}, nil} {
 		r := &podset.Reconciler{
-			Client:   reconcile.Client{Client: staleCache{k8s, seen}, APIReader: k8s, FieldOwner: "appkeeper-podset"},
+			Client:   kube.Client{Client: staleCache{k8s, seen}, APIReader: k8s, FieldOwner: "appkeeper-podset"},
 			Recorder: events.NewFakeRecorder(10),
 		}
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}}); err != nil {

@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -31,11 +32,11 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pod
 	status.ObservedGeneration = ps.Generation
 	status.Selector = labels.SelectorFromSet(ps.SelectorLabels()).String()
 	if podsErr != nil {
-		unknown := func(condType string) reconcile.Condition {
-			return reconcile.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonReadFailed,
+		unknown := func(condType string) conditions.Condition {
+			return conditions.Condition{Type: condType, Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonReadFailed,
 				Message: "the pods could not be read: " + podsErr.Error()}
 		}
-		reconcile.SetHealthConditions(&status.Conditions, ps.Generation, unknown(appsv1alpha1.ConditionAvailable),
+		conditions.SetHealthConditions(&status.Conditions, ps.Generation, unknown(appsv1alpha1.ConditionAvailable),
 			unknown(appsv1alpha1.ConditionProgressing), unknown(appsv1alpha1.ConditionDegraded))
 		return status
 	}
@@ -53,8 +54,8 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pod
 		status.TemplateHash = hash
 	}
 	// Pods being added (a scale up, a replacement) do not take away the availability the PodSet had.
-	starting := reconcile.StartingPods(ps.Status.Conditions, active, want)
-	reconcile.SetHealthConditions(&status.Conditions, ps.Generation,
+	starting := conditions.StartingPods(ps.Status.Conditions, active, want)
+	conditions.SetHealthConditions(&status.Conditions, ps.Generation,
 		available(want, c, starting),
 		d.Progressing(progressing(want, c, complete, rollingOut)),
 		d.Degraded(degraded(active, reconcileErr), reconcileErr))
@@ -71,7 +72,7 @@ func tally(ps *appsv1alpha1.PodSet, hash string, pods []corev1.Pod) (c counts, m
 		}
 		active = append(active, *pod)
 		c.replicas++
-		if reconcile.PodReady(pod) {
+		if conditions.PodReady(pod) {
 			c.ready++
 		}
 		if isCurrent(pod, hash) {
@@ -98,12 +99,12 @@ func podNames(members []member) []string {
 	return names
 }
 
-func available(want int32, c counts, starting int32) reconcile.Condition {
-	cond := reconcile.Condition{Type: appsv1alpha1.ConditionAvailable}
+func available(want int32, c counts, starting int32) conditions.Condition {
+	cond := conditions.Condition{Type: appsv1alpha1.ConditionAvailable}
 	switch {
 	case want == 0:
 		cond.Reason, cond.Message = appsv1alpha1.ReasonScaledToZero, "spec.replicas is 0: no pod serves"
-	case reconcile.ServesMinimum(c.ready, starting, want):
+	case conditions.ServesMinimum(c.ready, starting, want):
 		cond.Status, cond.Reason = metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected
 		cond.Message = fmt.Sprintf("%d of %d pods ready", c.ready, want)
 		if c.ready < want {
@@ -118,8 +119,8 @@ func available(want int32, c counts, starting int32) reconcile.Condition {
 	return cond
 }
 
-func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Condition {
-	cond := reconcile.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionTrue}
+func progressing(want int32, c counts, complete, rollingOut bool) conditions.Condition {
+	cond := conditions.Condition{Type: appsv1alpha1.ConditionProgressing, Status: metav1.ConditionTrue}
 	switch {
 	case complete:
 		cond.Status, cond.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete
@@ -138,10 +139,10 @@ func progressing(want int32, c counts, complete, rollingOut bool) reconcile.Cond
 }
 
 // degraded is True when the pass failed or one of the PodSet's pods cannot run (PodsDegraded).
-func degraded(pods []corev1.Pod, reconcileErr error) reconcile.Condition {
+func degraded(pods []corev1.Pod, reconcileErr error) conditions.Condition {
 	if reconcileErr != nil {
-		return reconcile.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
-			Reason: reconcile.ErrorReason(reconcileErr), Message: reconcileErr.Error()}
+		return conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
+			Reason: failure.Reason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	return reconcile.PodsDegraded(pods, nil)
+	return conditions.PodsDegraded(pods, nil)
 }

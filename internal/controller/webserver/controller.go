@@ -20,17 +20,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles WebServers.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// PodMonitors keeps a PodMonitor per monitored resource where prometheus-operator is installed.
-	PodMonitors *reconcile.PodMonitors
+	PodMonitors *podmonitor.Keeper
 }
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=webservers,verbs=get;list;watch
@@ -54,12 +60,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references hand the children to the garbage collector; nothing else to clean up.
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(ws, ws.Status) {
+	if statuspatch.Behind(ws, ws.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := ws.DeepCopy()
-	pods, podsErr := reconcile.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
+	pods, podsErr := kube.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
 	desired := revision(ws)
 	decision := rollout.Decide(rollout.Input{Policy: ws.Spec.Upgrade, Status: ws.Status.Rollout, Desired: desired, Pods: pods, Now: time.Now()})
 	// target is the WebServer as this pass builds it: the spec, or the last good pods of a rolled
@@ -76,12 +82,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		ws.Status = computeStatus(target, decision, observed, pods, podsErr, err)
 		r.recordUpgrade(original, ws)
-		reconcile.WarnWhenDegraded(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
+		conditions.WarnWhenDegraded(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WebServer", original, ws, decision,
 			func(w *appsv1alpha1.WebServer) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
-		err = reconcile.Retry(err)
+		err = failure.DropWatchedWaits(err)
 		if err == nil {
 			// The progress deadline of a rollout under way runs out with no event to tell of it.
 			result.RequeueAfter = decision.Recheck
@@ -95,11 +101,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	// nginx's server block comes first: the pods mount it.
-	if err := reconcile.ApplyChild(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
+	if err := apply.Ensure(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
 		resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, reconcile.Concurrently(
+	return ctrl.Result{}, pass.Concurrently(
 		func() error { return r.reconcileDeployment(ctx, target, dep) },
 		func() error { return r.reconcileService(ctx, target) },
 		func() error {
@@ -129,18 +135,18 @@ func podFields(spec, good *appsv1alpha1.WebServerSpec) {
 // rolloutComplete tells whether the Deployment runs the pass's target on every replica, at least
 // one of them, all available: evidence that the target's revision is good.
 func rolloutComplete(dep *appsv1.Deployment, target *appsv1alpha1.WebServer) bool {
-	want := reconcile.DeploymentWant{Replicas: target.DesiredReplicas(), Image: target.Spec.Image, Container: resources.ContainerName}
-	return want.Replicas > 0 && reconcile.DeploymentComplete(dep, want)
+	want := conditions.DeploymentWant{Replicas: target.DesiredReplicas(), Image: target.Spec.Image, Container: resources.ContainerName}
+	return want.Replicas > 0 && conditions.DeploymentComplete(dep, want)
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
 	svc := &corev1.Service{}
-	result, _, err := reconcile.Apply(ctx, r.Client, ws, ws.ChildName(),
+	result, _, err := apply.Child(ctx, r.Client, ws, ws.ChildName(),
 		svc, resources.Service(ws), corev1ac.ExtractService)
 	if err != nil {
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
-	if result == reconcile.Created {
+	if result == apply.Created {
 		r.Recorder.Eventf(ws, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created Service %s", ws.ChildName())
 	}
 	return nil
@@ -148,20 +154,20 @@ func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebS
 
 // reconcileDeployment applies the Deployment; dep receives it as the API server has it afterwards.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment) error {
-	result, before, err := reconcile.Apply(ctx, r.Client, ws, ws.ChildName(),
+	result, before, err := apply.Child(ctx, r.Client, ws, ws.ChildName(),
 		dep, resources.Deployment(ws), appsv1ac.ExtractDeployment)
 	if err != nil {
 		return fmt.Errorf("deployment of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
 	switch {
-	case result == reconcile.Created:
+	case result == apply.Created:
 		r.Recorder.Eventf(ws, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
-	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
+	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
 			"scaled from %d to %d replicas", *before.Spec.Replicas, ws.DesiredReplicas())
 	}
-	if result == reconcile.Updated && deploymentImage(before) != ws.Spec.Image {
+	if result == apply.Updated && deploymentImage(before) != ws.Spec.Image {
 		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
 			"rolling out %s, replacing %s", ws.Spec.Image, deploymentImage(before))
 	}
@@ -180,7 +186,7 @@ func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
 // of its children, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	// A child of another resource that held one of the names goes: take the name.
-	freed := reconcile.EnqueueOnDeleteByChildName()
+	freed := kube.EnqueueOnDeleteByChildName()
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("webserver").
 		For(&appsv1alpha1.WebServer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -192,8 +198,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.ConfigMap{}, freed).
 		// The ReplicaSets, not the WebServer, own the pods: their labels make the link, so that a
 		// pod that cannot run shows in Degraded.
-		Watches(&corev1.Pod{}, reconcile.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		Watches(&corev1.Pod{}, kube.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),
+			builder.WithPredicates(conditions.PodStatusChangedPredicate)).
 		WithOptions(options).
 		Build(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WebServer{}, r))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
@@ -62,7 +62,7 @@ func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
 }
 
 func TestWithoutPrometheusOperatorTheStartLogSaysSoOnce(t *testing.T) {
-	if _, err := k8s.RESTMapper().RESTMapping(reconcile.PodMonitorGVK.GroupKind(), reconcile.PodMonitorGVK.Version); !meta.IsNoMatchError(err) {
+	if _, err := k8s.RESTMapper().RESTMapping(podmonitor.GVK.GroupKind(), podmonitor.GVK.Version); !meta.IsNoMatchError(err) {
 		t.Fatalf("this test's API server must serve no PodMonitor: %v", err)
 	}
 	said := 0

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -26,18 +26,18 @@ func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.D
 		status.ReadyReplicas = dep.Status.ReadyReplicas
 		status.UpdatedReplicas = dep.Status.UpdatedReplicas
 	}
-	want := reconcile.DeploymentWant{Replicas: ws.DesiredReplicas(), Image: ws.Spec.Image, Container: resources.ContainerName}
-	complete := reconcile.DeploymentComplete(dep, want)
+	want := conditions.DeploymentWant{Replicas: ws.DesiredReplicas(), Image: ws.Spec.Image, Container: resources.ContainerName}
+	complete := conditions.DeploymentComplete(dep, want)
 	if complete {
 		status.Image = ws.Spec.Image
 	}
-	reconcile.SetHealthConditions(&status.Conditions, ws.Generation,
-		reconcile.DeploymentAvailable(dep, want, reconcile.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
-		d.Progressing(reconcile.DeploymentProgressing(dep, want, complete, reconcileErr)),
-		d.Degraded(reconcile.DeploymentDegraded(dep, pods, podsErr, reconcileErr), reconcileErr))
+	conditions.SetHealthConditions(&status.Conditions, ws.Generation,
+		conditions.DeploymentAvailable(dep, want, conditions.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
+		d.Progressing(conditions.DeploymentProgressing(dep, want, complete, reconcileErr)),
+		d.Degraded(conditions.DeploymentDegraded(dep, pods, podsErr, reconcileErr), reconcileErr))
 	return status
 }
 
 func deploymentImage(dep *appsv1.Deployment) string {
-	return reconcile.ContainerImage(dep, resources.ContainerName)
+	return conditions.ContainerImage(dep, resources.ContainerName)
 }

@@ -25,9 +25,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // mysqlNameIndex indexes WordPresses by the name of the MySQL they use, so that a change of a
@@ -36,7 +40,7 @@ const mysqlNameIndex = "wordpress.mysqlName"
 
 // Reconciler reconciles WordPresses.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// BackupImage holds the appkeeper binary that fills the wp-content of a restored site.
 	BackupImage string
@@ -85,14 +89,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// Owner references take the children; a retained wp-content PVC has none and stays.
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(wp, wp.Status) {
+	if statuspatch.Behind(wp, wp.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := wp.DeepCopy()
 	var seen observed
 	// Pods that could not be read only keep a crash loop from showing: the deadline needs none.
-	seen.pods, seen.podsErr = reconcile.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
+	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
 	desired := revision(wp)
 	// Until the pass has seen the database, the rollout stays as the status says.
 	decision := rollout.Decision{Status: wp.Status.Rollout}
@@ -104,13 +108,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			decision.Complete(desired, time.Now())
 		}
 		wp.Status = computeStatus(target, decision, seen, err)
-		reconcile.WarnWhenDegraded(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
+		conditions.WarnWhenDegraded(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
 		r.warnRestoreStuck(ctx, original.Status.Conditions, wp.Status.Conditions, wp)
 		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 		err = errors.Join(err, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WordPress", original, wp, decision,
 			func(w *appsv1alpha1.WordPress) any { return w.Status }))
 		// A pass waiting for a watched object to go needs no retry.
-		err = reconcile.Retry(err)
+		err = failure.DropWatchedWaits(err)
 		if err == nil {
 			// The progress deadline of a rollout under way runs out with no event to tell of it.
 			result.RequeueAfter = decision.Recheck
@@ -133,11 +137,11 @@ func (r *Reconciler) reconcileSite(ctx context.Context, wp *appsv1alpha1.WordPre
 	if err := r.reconcileSalts(ctx, wp); err != nil {
 		return err
 	}
-	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
+	if err := apply.Ensure(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
 		resources.ContentClaim(wp), corev1ac.ExtractPersistentVolumeClaim); err != nil {
 		return err
 	}
-	if err := reconcile.ApplyChild(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
+	if err := apply.Ensure(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
 		return err
 	}
 	// The site's first pod starts on the restored wp-content, not on an empty one.
@@ -156,11 +160,11 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.Wor
 			seen.dbReason, seen.dbProblem = reason, problem
 			return err
 		}
-		result, err := reconcile.ApplyObject(ctx, r.Client, resources.MySQL(wp), db)
+		result, err := apply.Object(ctx, r.Client, resources.MySQL(wp), db)
 		if err != nil {
 			return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 		}
-		if result == reconcile.Created {
+		if result == apply.Created {
 			r.Recorder.Eventf(wp, db, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created MySQL %s", wp.MySQLName())
 			seen.dbReason, seen.dbProblem = appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s is being created", wp.MySQLName())
 			return nil
@@ -204,7 +208,7 @@ func (r *Reconciler) foreignMySQL(ctx context.Context, wp *appsv1alpha1.WordPres
 
 func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {
 	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.SaltsSecretName()}
-	salts, _, err := reconcile.GeneratedSecret(ctx, r.Client, wp, key.Name,
+	salts, _, err := apply.GeneratedSecret(ctx, r.Client, wp, key.Name,
 		map[string]string{
 			appsv1alpha1.LabelName: appsv1alpha1.WordPressAppName, appsv1alpha1.LabelInstance: wp.Name,
 			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue,
@@ -212,7 +216,7 @@ func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPr
 	if err != nil {
 		return fmt.Errorf("salts of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
-	return reconcile.ApplyChild(ctx, r.Client, wp, key.Name, &corev1.Secret{}, resources.SaltsSecret(wp, salts), corev1ac.ExtractSecret)
+	return apply.Ensure(ctx, r.Client, wp, key.Name, &corev1.Secret{}, resources.SaltsSecret(wp, salts), corev1ac.ExtractSecret)
 }
 
 // reconcileDeployment applies the Deployment once the database can be used; a site already
@@ -231,16 +235,16 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.W
 			return client.IgnoreNotFound(err)
 		}
 	}
-	result, before, err := reconcile.Apply(ctx, r.Client, wp, wp.ChildName(), dep, resources.Deployment(wp, seen.db), appsv1ac.ExtractDeployment)
+	result, before, err := apply.Child(ctx, r.Client, wp, wp.ChildName(), dep, resources.Deployment(wp, seen.db), appsv1ac.ExtractDeployment)
 	if err != nil {
 		return fmt.Errorf("deployment of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
 	seen.dep, seen.applied = dep, true
 	switch {
-	case result == reconcile.Created:
+	case result == apply.Created:
 		r.Recorder.Eventf(wp, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
 			"created Deployment %s with %d replicas of %s", wp.ChildName(), wp.DesiredReplicas(), wp.Spec.Image)
-	case result == reconcile.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != wp.DesiredReplicas():
+	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != wp.DesiredReplicas():
 		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
 			"scaled from %d to %d replicas", *before.Spec.Replicas, wp.DesiredReplicas())
 	}
@@ -275,7 +279,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a WordPress without a name.
 	unnamed := &appsv1alpha1.WordPress{}
-	freed := reconcile.EnqueueOnDeleteByChildName(unnamed.ContentClaimName(), unnamed.SaltsSecretName(), unnamed.RestoreJobName())
+	freed := kube.EnqueueOnDeleteByChildName(unnamed.ContentClaimName(), unnamed.SaltsSecretName(), unnamed.RestoreJobName())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("wordpress").
 		For(&appsv1alpha1.WordPress{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -283,10 +287,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.PersistentVolumeClaim{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName)).
+		Watches(&corev1.PersistentVolumeClaim{}, kube.EnqueueInstance(appsv1alpha1.WordPressAppName)).
 		// The ReplicaSets own the pods; their labels link them to the site, for Degraded.
-		Watches(&corev1.Pod{}, reconcile.EnqueueInstance(appsv1alpha1.WordPressAppName),
-			builder.WithPredicates(reconcile.PodStatusChangedPredicate)).
+		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.WordPressAppName),
+			builder.WithPredicates(conditions.PodStatusChangedPredicate)).
 		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
 		Watches(&appsv1alpha1.WordPressBackup{}, handler.EnqueueRequestsFromMapFunc(r.restoringWordPresses)).
 		Watches(&appsv1.Deployment{}, freed).

@@ -16,8 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -102,11 +103,11 @@ func (r *Reconciler) startRestore(ctx context.Context, wp *appsv1alpha1.WordPres
 	}
 	desired := backupresources.RestoreContentJob(wp, b.Status.Content.Location, r.BackupImage)
 	job := &batchv1.Job{}
-	result, _, err := reconcile.Apply(ctx, r.Client, wp, wp.RestoreJobName(), job, desired, batchv1ac.ExtractJob)
+	result, _, err := apply.Child(ctx, r.Client, wp, wp.RestoreJobName(), job, desired, batchv1ac.ExtractJob)
 	if err != nil {
 		return fmt.Errorf("restore Job of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
-	if result == reconcile.Created {
+	if result == apply.Created {
 		loc := b.Status.Content.Location
 		log.FromContext(ctx).Info("restore started", "source", restoreSource(wp), "storage", loc.Storage.Describe(), "key", loc.Key)
 		r.Recorder.Eventf(wp, job, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
@@ -125,7 +126,7 @@ func restoreSource(wp *appsv1alpha1.WordPress) string {
 // restoreConditions makes the conditions say what a restore that is not over waits for: the
 // site is not Available, Progressing while the restore can go on, and Degraded when it cannot
 // without a person.
-func restoreConditions(seen observed, reconcileErr error, available, progressing, degraded *reconcile.Condition) {
+func restoreConditions(seen observed, reconcileErr error, available, progressing, degraded *conditions.Condition) {
 	r := seen.restore
 	if !r.pending() || seen.dep != nil {
 		return

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -44,20 +44,20 @@ func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed
 		status.Replicas = seen.dep.Status.Replicas
 		status.ReadyReplicas = seen.dep.Status.ReadyReplicas
 	}
-	want := reconcile.DeploymentWant{Replicas: wp.DesiredReplicas(), Image: wp.Spec.Image, Container: resources.ContainerName}
-	complete := reconcile.DeploymentComplete(seen.dep, want)
+	want := conditions.DeploymentWant{Replicas: wp.DesiredReplicas(), Image: wp.Spec.Image, Container: resources.ContainerName}
+	complete := conditions.DeploymentComplete(seen.dep, want)
 	if complete {
 		status.Image = wp.Spec.Image
 	}
-	dbReady := reconcile.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Status: metav1.ConditionTrue, Reason: appsv1alpha1.ReasonAsExpected}
+	dbReady := conditions.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Status: metav1.ConditionTrue, Reason: appsv1alpha1.ReasonAsExpected}
 	if seen.dbProblem != "" {
-		dbReady = reconcile.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Reason: seen.dbReason, Message: seen.dbProblem}
+		dbReady = conditions.Condition{Type: appsv1alpha1.ConditionDatabaseReady, Reason: seen.dbReason, Message: seen.dbProblem}
 	} else if seen.db != nil {
 		dbReady.Message = fmt.Sprintf("MySQL %s is Available at %s", seen.db.Name, seen.db.Status.Endpoint)
 	}
-	available := reconcile.DeploymentAvailable(seen.dep, want, reconcile.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
-	progressing := d.Progressing(reconcile.DeploymentProgressing(seen.dep, want, complete, reconcileErr))
-	degraded := d.Degraded(reconcile.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr), reconcileErr)
+	available := conditions.DeploymentAvailable(seen.dep, want, conditions.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
+	progressing := d.Progressing(conditions.DeploymentProgressing(seen.dep, want, complete, reconcileErr))
+	degraded := d.Degraded(conditions.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr), reconcileErr)
 	if seen.dep == nil && seen.dbProblem != "" {
 		available.Reason, available.Message = seen.dbReason, "the site starts once its database is ready: "+seen.dbProblem
 		available.Status = metav1.ConditionFalse
@@ -67,6 +67,6 @@ func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, seen.dbReason, seen.dbProblem
 	}
 	restoreConditions(seen, reconcileErr, &available, &progressing, &degraded)
-	reconcile.SetHealthConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
+	conditions.SetHealthConditions(&status.Conditions, wp.Generation, available, progressing, degraded, dbReady)
 	return status
 }

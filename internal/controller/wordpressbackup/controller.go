@@ -24,14 +24,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/kube"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles WordPressBackups.
 type Reconciler struct {
-	Client   reconcile.Client
+	Client   kube.Client
 	Recorder events.EventRecorder
 	// BackupImage holds the appkeeper binary the archive Job runs.
 	BackupImage string
@@ -57,16 +60,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if reconcile.StatusBehind(b, b.Status) {
+	if statuspatch.Behind(b, b.Status) {
 		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: reconcile.StatusCatchUp}, nil
+		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
 	}
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation
-		mysqlbackup.SetHealthConditions(&b.Status.Conditions, b.Generation)
+		conditions.SetBackupHealth(&b.Status.Conditions, b.Generation)
 		r.recordTransition(ctx, original, b)
-		err = errors.Join(err, reconcile.PatchStatus(ctx, r.Client, original, b,
+		err = errors.Join(err, statuspatch.Patch(ctx, r.Client, original, b,
 			func(b *appsv1alpha1.WordPressBackup) any { return b.Status }))
 		// Only once the outcome is recorded may the Job it was read from go.
 		if err == nil && (b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed) {
@@ -118,7 +121,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.WordPressBackup)
 		return err
 	}
 	loc := appsv1alpha1.BackupLocation{Storage: *storage.DeepCopy(), Key: b.Key(*storage), Encryption: encryption.DeepCopy()}
-	if err := reconcile.ApplyChild(ctx, r.Client, b, b.ContentJobName(), &batchv1.Job{},
+	if err := apply.Ensure(ctx, r.Client, b, b.ContentJobName(), &batchv1.Job{},
 		resources.ArchiveJob(b, wp, loc, r.BackupImage), batchv1ac.ExtractJob); err != nil {
 		return err
 	}
@@ -191,12 +194,12 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 // observeVerification follows the verification of the database dump, when asked for, until its
 // MySQLBackup gives a verdict.
 func (r *Reconciler) observeVerification(ctx context.Context, b *appsv1alpha1.WordPressBackup) error {
-	if !b.Spec.Verify || !mysqlbackup.VerificationPending(b.Status.Conditions) {
+	if !b.Spec.Verify || !conditions.VerificationPending(b.Status.Conditions) {
 		return nil
 	}
 	db := &appsv1alpha1.MySQLBackup{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Status.DatabaseBackup}, db); apierrors.IsNotFound(err) {
-		reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{Type: appsv1alpha1.ConditionVerified,
+		conditions.Set(&b.Status.Conditions, b.Generation, conditions.Condition{Type: appsv1alpha1.ConditionVerified,
 			Status: metav1.ConditionUnknown, Reason: appsv1alpha1.ReasonVerificationFailed,
 			Message: "the MySQLBackup " + b.Status.DatabaseBackup + " was deleted before its verification ended"})
 		return nil
@@ -213,12 +216,12 @@ func recordVerification(b *appsv1alpha1.WordPressBackup, db *appsv1alpha1.MySQLB
 	if !b.Spec.Verify {
 		return
 	}
-	verified := reconcile.Condition{Type: appsv1alpha1.ConditionVerified, Status: metav1.ConditionUnknown,
+	verified := conditions.Condition{Type: appsv1alpha1.ConditionVerified, Status: metav1.ConditionUnknown,
 		Reason: appsv1alpha1.ReasonVerificationRunning, Message: "MySQLBackup " + db.Name + " verifies the database dump"}
 	if c := apimeta.FindStatusCondition(db.Status.Conditions, appsv1alpha1.ConditionVerified); c != nil {
 		verified.Status, verified.Reason, verified.Message = c.Status, c.Reason, "MySQLBackup "+db.Name+": "+c.Message
 	}
-	reconcile.SetConditions(&b.Status.Conditions, b.Generation, verified)
+	conditions.Set(&b.Status.Conditions, b.Generation, verified)
 }
 
 // deleteArchiveJob deletes the finished archive Job and its pod once the outcome is recorded: a
@@ -235,7 +238,7 @@ func (r *Reconciler) fail(b *appsv1alpha1.WordPressBackup, message string) error
 }
 
 func setComplete(b *appsv1alpha1.WordPressBackup, status metav1.ConditionStatus, reason, message string) {
-	reconcile.SetConditions(&b.Status.Conditions, b.Generation, reconcile.Condition{
+	conditions.Set(&b.Status.Conditions, b.Generation, conditions.Condition{
 		Type: appsv1alpha1.ConditionComplete, Status: status, Reason: reason, Message: message})
 }
 

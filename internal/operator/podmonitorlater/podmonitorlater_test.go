@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/reconcile"
+	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
@@ -58,7 +58,7 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 	crd := installPodMonitorCRD(t)
 	requirePodMonitors(t, "installed after the operator", web, cache)
 	requireLogged(t, operatorLog, "prometheus-operator's PodMonitor is installed: ", 1)
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(plain), reconcile.NewPodMonitor()); !apierrors.IsNotFound(err) {
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(plain), podmonitor.New()); !apierrors.IsNotFound(err) {
 		t.Errorf("a WebServer without monitoring has a PodMonitor (%v)", err)
 	}
 
