@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// ArchiveOptions are the inputs of Archive.
-type ArchiveOptions struct {
+// archiveOptions are the inputs of archive.
+type archiveOptions struct {
 	Target      Target
 	Credentials Credentials
 	// Dir is the folder archived, such as a site's wp-content volume.
@@ -30,9 +30,9 @@ type ArchiveOptions struct {
 	listing fs.FS
 }
 
-// Archive writes a tar of o.Dir into the target: the artifact first, then its manifest; then it
+// archive writes a tar of o.Dir into the target: the artifact first, then its manifest; then it
 // deletes the content backups of o.Prune. On failure the target's key holds no content backup.
-func Archive(ctx context.Context, o ArchiveOptions) (Result, error) {
+func archive(ctx context.Context, o archiveOptions) (Result, error) {
 	res := Result{Key: o.Target.Key}
 	if err := validateWrite(o.Target.Key, o.Prune, o.CompressLevel); err != nil {
 		return res, err
@@ -40,11 +40,11 @@ func Archive(ctx context.Context, o ArchiveOptions) (Result, error) {
 	if o.Dir == "" {
 		return res, fmt.Errorf("--%s is required", FlagDir)
 	}
-	store, err := OpenStorage(o.Target, o.Credentials)
+	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return res, err
 	}
-	if err := store.Check(ctx); err != nil {
+	if err := store.check(ctx); err != nil {
 		return res, err
 	}
 	// Every read goes through the root, so that a symlink a site's user plants never makes the
@@ -54,7 +54,7 @@ func Archive(ctx context.Context, o ArchiveOptions) (Result, error) {
 		return res, err
 	}
 	defer root.Close()
-	var m *ContentManifest
+	var m *contentManifest
 	err = replaceBackup(ctx, store, contentObjects(o.Target.Key), func() (err error) {
 		m, err = o.archive(ctx, store, root)
 		return err
@@ -72,9 +72,9 @@ func Archive(ctx context.Context, o ArchiveOptions) (Result, error) {
 }
 
 // archive streams the tar of root into the store, then writes the manifest.
-func (o *ArchiveOptions) archive(ctx context.Context, store Storage, root *os.Root) (*ContentManifest, error) {
+func (o *archiveOptions) archive(ctx context.Context, store storage, root *os.Root) (*contentManifest, error) {
 	encrypted := o.EncryptionKey != ""
-	artifact := ContentArtifactKey(o.Target.Key, encrypted)
+	artifact := contentArtifactKey(o.Target.Key, encrypted)
 	created := time.Now().UTC()
 	var counts treeCounts
 	listing := o.listing
@@ -93,12 +93,12 @@ func (o *ArchiveOptions) archive(ctx context.Context, store Storage, root *os.Ro
 	if err := checkStored(ctx, store, artifact, s); err != nil {
 		return nil, err
 	}
-	m := &ContentManifest{
-		FormatVersion: ContentManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
+	m := &contentManifest{
+		FormatVersion: contentManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
 		Size: s.size, SHA256: s.sha256, Encrypted: encrypted, Format: "tar", Compression: "gzip",
 		Files: counts.files, Bytes: counts.bytes, Created: created,
 	}
-	if err := putJSON(ctx, store, ContentManifestKey(o.Target.Key), m); err != nil {
+	if err := putJSON(ctx, store, contentManifestKey(o.Target.Key), m); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -81,12 +81,12 @@ func (env *backupEnv) dumpAndCheckManifest(t *testing.T, target Target, creds Cr
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Artifact != target.Key+ArtifactExtension || res.Size == 0 || len(res.SHA256) != 64 || res.Encrypted ||
+	if res.Artifact != target.Key+artifactExtension || res.Size == 0 || len(res.SHA256) != 64 || res.Encrypted ||
 		res.Databases != 2 || res.Tables != len(seededTables) || !strings.Contains(res.ServerVersion, "MariaDB") ||
 		!strings.Contains(res.BinlogPosition, "binlog.") {
 		t.Errorf("dump result = %+v", res)
 	}
-	store, err := OpenStorage(target, creds)
+	store, err := openStorage(target, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func (env *backupEnv) encrypted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Encrypted || res.Artifact != target.Key+EncryptedArtifactExtension {
+	if !res.Encrypted || res.Artifact != target.Key+encryptedArtifactExtension {
 		t.Fatalf("dump result = %+v", res)
 	}
 	stored, err := os.ReadFile(filepath.Join(env.s3.dir, env.s3.bucket, res.Artifact))
@@ -151,7 +151,7 @@ func (env *backupEnv) encrypted(t *testing.T) {
 	if !strings.HasPrefix(string(stored), "age-encryption.org/v1\n") || strings.Contains(string(stored), nonASCII) {
 		t.Fatal("the stored artifact is not an age file")
 	}
-	if _, err := os.Stat(filepath.Join(env.s3.dir, env.s3.bucket, target.Key+ArtifactExtension)); err == nil {
+	if _, err := os.Stat(filepath.Join(env.s3.dir, env.s3.bucket, target.Key+artifactExtension)); err == nil {
 		t.Error("an unencrypted artifact was stored too")
 	}
 
@@ -215,7 +215,7 @@ func (env *backupEnv) corrupt(t *testing.T) {
 			dir := t.TempDir()
 			res, err = Fetch(ctx, FetchOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase,
 				Out: filepath.Join(dir, "restore.sql.gz")})
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is corrupt") {
+			if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "is corrupt") {
 				t.Errorf("fetch of a corrupt artifact = %v, want it called corrupt", err)
 			}
 			if res.Verified == nil || *res.Verified {

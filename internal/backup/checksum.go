@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// TableChecksum is what a backup records of a table, and what verify compares.
-type TableChecksum struct {
+// tableChecksum is what a backup records of a table, and what verify compares.
+type tableChecksum struct {
 	Database string `json:"database"`
 	Table    string `json:"table"`
 	Rows     int64  `json:"rows"`
@@ -19,8 +19,8 @@ type TableChecksum struct {
 	Checksum string `json:"checksum"`
 }
 
-// Name is "database.table".
-func (t TableChecksum) Name() string { return t.Database + "." + t.Table }
+// name is "database.table".
+func (t tableChecksum) name() string { return t.Database + "." + t.Table }
 
 // querier is a pool, or the one connection that holds a dump's snapshot.
 type querier interface {
@@ -104,27 +104,27 @@ func checksumQuery(t table) string {
 }
 
 // checksumTable reads a table's row count and checksum.
-func checksumTable(ctx context.Context, q querier, t table) (TableChecksum, error) {
+func checksumTable(ctx context.Context, q querier, t table) (tableChecksum, error) {
 	rows, err := q.QueryContext(ctx, checksumQuery(t))
 	if err != nil {
-		return TableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
+		return tableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
 	}
 	defer rows.Close()
 	var count int64
 	var xor, sum string
 	if rows.Next() {
 		if err := rows.Scan(&count, &xor, &sum); err != nil {
-			return TableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
+			return tableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return TableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
+		return tableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
 	}
 	checksum, err := formatChecksum(xor, sum)
 	if err != nil {
-		return TableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
+		return tableChecksum{}, fmt.Errorf("cannot checksum %s.%s: %w", t.database, t.name, err)
 	}
-	return TableChecksum{Database: t.database, Table: t.name, Rows: count, Checksum: checksum}, nil
+	return tableChecksum{Database: t.database, Table: t.name, Rows: count, Checksum: checksum}, nil
 }
 
 // formatChecksum writes the XOR and the sum, both decimal from the server, as 16 hex digits
@@ -145,8 +145,8 @@ func formatChecksum(xor, sum string) (string, error) {
 }
 
 // checksumTables checksums every table, in order.
-func checksumTables(ctx context.Context, q querier, tables []table) ([]TableChecksum, error) {
-	sums := make([]TableChecksum, 0, len(tables))
+func checksumTables(ctx context.Context, q querier, tables []table) ([]tableChecksum, error) {
+	sums := make([]tableChecksum, 0, len(tables))
 	for _, t := range tables {
 		sum, err := checksumTable(ctx, q, t)
 		if err != nil {

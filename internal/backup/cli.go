@@ -11,9 +11,9 @@ import (
 
 // Exit codes of the subcommands.
 const (
-	ExitOK     = 0
-	ExitFailed = 1
-	ExitUsage  = 2
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
 )
 
 // Env reads the environment, os.Getenv in a Job.
@@ -25,7 +25,7 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: appkeeper backup %s [flags]\n",
 			strings.Join([]string{CommandInstall, CommandDump, CommandFetch, CommandVerify, CommandArchive, CommandExtract}, "|"))
-		return ExitUsage
+		return exitUsage
 	}
 	command := args[0]
 	fs := flag.NewFlagSet("appkeeper backup "+command, flag.ContinueOnError)
@@ -33,24 +33,24 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 	run := bindCommand(ctx, command, fs, env, stderr)
 	if run == nil {
 		fmt.Fprintf(stderr, "appkeeper backup: unknown command %q\n", command)
-		return ExitUsage
+		return exitUsage
 	}
-	result := fs.String(FlagResult, "", "file the result is written to as JSON (default "+terminationLog+" when it is writable)")
+	result := fs.String(flagResult, "", "file the result is written to as JSON (default "+terminationLog+" when it is writable)")
 	switch err := fs.Parse(args[1:]); {
 	case errors.Is(err, flag.ErrHelp):
-		return ExitOK
+		return exitOK
 	case err != nil:
-		return ExitUsage
+		return exitUsage
 	}
 	resultFile := *result
-	if !flagSet(fs, FlagResult) {
+	if !flagSet(fs, flagResult) {
 		resultFile = defaultResultFile()
 	}
 	res, err := run()
 	var usage usageError
 	if errors.As(err, &usage) {
 		fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, err)
-		return ExitUsage
+		return exitUsage
 	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("stopped by a signal before it completed: %w", err)
@@ -63,13 +63,13 @@ func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer)
 	if command != CommandInstall || err != nil {
 		if werr := writeResult(res, stdout, resultFile); werr != nil {
 			fmt.Fprintf(stderr, "appkeeper backup %s: %v\n", command, werr)
-			return ExitFailed
+			return exitFailed
 		}
 	}
 	if err != nil {
-		return ExitFailed
+		return exitFailed
 	}
-	return ExitOK
+	return exitOK
 }
 
 // bindCommand defines the flags of command on fs and returns what runs it once they are parsed;
@@ -100,7 +100,7 @@ func installArgs(args []string) error {
 	if len(args) != 1 {
 		return usageError{fmt.Errorf("want one argument, the destination, got %d", len(args))}
 	}
-	return Install(args[0])
+	return install(args[0])
 }
 
 func dumpCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
@@ -111,7 +111,7 @@ func dumpCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result,
 		o.Prune = append(o.Prune, key)
 		return nil
 	})
-	fs.IntVar(&o.CompressLevel, FlagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	fs.IntVar(&o.CompressLevel, flagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err
@@ -139,7 +139,7 @@ func verifyCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resul
 	o := VerifyOptions{}
 	bindTarget(fs, &o.Target)
 	bindConnection(fs, &o.Connection, "root")
-	fs.DurationVar(&o.WaitTimeout, FlagWaitTimeout, DefaultWaitTimeout, "how long to wait for the server to accept connections")
+	fs.DurationVar(&o.WaitTimeout, flagWaitTimeout, defaultWaitTimeout, "how long to wait for the server to accept connections")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err
@@ -150,25 +150,25 @@ func verifyCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resul
 }
 
 func archiveCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
-	o := ArchiveOptions{}
+	o := archiveOptions{}
 	bindTarget(fs, &o.Target)
 	fs.StringVar(&o.Dir, FlagDir, "", "folder to archive")
 	fs.Func(FlagPrune, "key of a content backup to delete once this one is complete (repeatable)", func(key string) error {
 		o.Prune = append(o.Prune, key)
 		return nil
 	})
-	fs.IntVar(&o.CompressLevel, FlagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	fs.IntVar(&o.CompressLevel, flagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err
 		}
 		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
-		return Archive(ctx, o)
+		return archive(ctx, o)
 	}
 }
 
 func extractCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
-	o := ExtractOptions{}
+	o := extractOptions{}
 	bindTarget(fs, &o.Target)
 	fs.StringVar(&o.Dir, FlagDir, "", "empty folder the archive is extracted into")
 	fs.BoolVar(&o.UnlessNonEmpty, FlagUnlessNonEmpty, false, "extract nothing when the folder already holds an entry")
@@ -177,18 +177,18 @@ func extractCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resu
 			return Result{}, err
 		}
 		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
-		return Extract(ctx, o)
+		return extract(ctx, o)
 	}
 }
 
 func bindTarget(fs *flag.FlagSet, t *Target) {
-	fs.StringVar(&t.S3Endpoint, FlagS3Endpoint, "", "URL of the S3-compatible store (http:// or https://)")
-	fs.StringVar(&t.S3Bucket, FlagS3Bucket, "", "bucket of the backups")
-	fs.StringVar(&t.S3Region, FlagS3Region, "us-east-1", "region of the bucket")
-	fs.BoolVar(&t.S3PathStyle, FlagS3PathStyle, false, "address the bucket in the URL's path")
-	fs.StringVar(&t.S3CAFile, FlagS3CAFile, "", "PEM file of certificate authorities to trust besides the system's")
-	fs.StringVar(&t.Volume, FlagVolume, "", "folder where the backup volume is mounted")
-	fs.StringVar(&t.Key, FlagKey, "", "key of the backup, without extension")
+	fs.StringVar(&t.S3Endpoint, flagS3Endpoint, "", "URL of the S3-compatible store (http:// or https://)")
+	fs.StringVar(&t.S3Bucket, flagS3Bucket, "", "bucket of the backups")
+	fs.StringVar(&t.S3Region, flagS3Region, "us-east-1", "region of the bucket")
+	fs.BoolVar(&t.S3PathStyle, flagS3PathStyle, false, "address the bucket in the URL's path")
+	fs.StringVar(&t.S3CAFile, flagS3CAFile, "", "PEM file of certificate authorities to trust besides the system's")
+	fs.StringVar(&t.Volume, flagVolume, "", "folder where the backup volume is mounted")
+	fs.StringVar(&t.Key, flagKey, "", "key of the backup, without extension")
 }
 
 func bindConnection(fs *flag.FlagSet, c *Connection, user string) {

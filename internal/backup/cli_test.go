@@ -60,7 +60,7 @@ func (c cliScenario) dump(t *testing.T) {
 	args := append(append([]string{CommandDump}, c.target.Args()...), c.server...)
 	args = append(append(args, "--result="+resultFile), PruneArgs([]string{"cli/db/0"})...)
 	code, stdout, res := dumper.run(args...)
-	if code != ExitOK || res.Error != "" || res.Artifact != "cli/db/1.sql.gz" || len(res.Pruned) != 1 {
+	if code != exitOK || res.Error != "" || res.Artifact != "cli/db/1.sql.gz" || len(res.Pruned) != 1 {
 		t.Fatalf("dump exited %d with %s", code, stdout)
 	}
 	if written, _ := os.ReadFile(resultFile); strings.TrimSpace(string(written)) != strings.TrimSpace(stdout) {
@@ -77,13 +77,13 @@ func (c cliScenario) fetch(t *testing.T) {
 	out := filepath.Join(c.dir, "restore.sql.gz")
 	fetcher := cli{t, map[string]string{}}
 	fetch := append(append([]string{CommandFetch}, c.target.Args()...), "--out="+out, "--result=")
-	if code, stdout, _ := fetcher.run(append(fetch, "--unless-initialized="+dataDir)...); code != ExitOK {
+	if code, stdout, _ := fetcher.run(append(fetch, "--unless-initialized="+dataDir)...); code != exitOK {
 		t.Errorf("fetch into an initialised server exited %d: %s", code, stdout)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("fetch wrote the dump for a server that already has data")
 	}
-	if code, stdout, _ := fetcher.run(append(fetch, "--unless-initialized="+filepath.Join(c.dir, "empty"))...); code != ExitOK {
+	if code, stdout, _ := fetcher.run(append(fetch, "--unless-initialized="+filepath.Join(c.dir, "empty"))...); code != exitOK {
 		t.Errorf("fetch exited %d: %s", code, stdout)
 	}
 	if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o644 {
@@ -95,12 +95,12 @@ func (c cliScenario) verify(t *testing.T) {
 	verifier := cli{t, map[string]string{EnvMySQLPassword: rootPassword}}
 	verify := append(append([]string{CommandVerify}, c.target.Args()...), "--result=")
 	code, stdout, res := verifier.run(append(verify, c.server...)...)
-	if code != ExitOK || res.Verified == nil || !*res.Verified {
+	if code != exitOK || res.Verified == nil || !*res.Verified {
 		t.Errorf("verify of the source itself exited %d: %s", code, stdout)
 	}
 	closed := []string{"--host=127.0.0.1", fmt.Sprintf("--port=%d", freePort(t)), "--wait-timeout=1s"}
 	code, _, res = verifier.run(append(verify, closed...)...)
-	if code != ExitFailed || res.Verified != nil || !strings.Contains(res.Error, "did not accept connections within 1s") {
+	if code != exitFailed || res.Verified != nil || !strings.Contains(res.Error, "did not accept connections within 1s") {
 		t.Errorf("verify against no server exited %d with %+v", code, res)
 	}
 }
@@ -112,7 +112,7 @@ func (c cliScenario) failure(t *testing.T) {
 	wrong := cli{t, map[string]string{EnvMySQLPassword: wrongSecret}}
 	code, _, res := wrong.run(append(append([]string{CommandDump, "--result=" + resultFile}, c.target.Args()...), c.server...)...)
 	written, _ := os.ReadFile(resultFile)
-	if code != ExitFailed || !strings.Contains(res.Error, "refused the login") || strings.Contains(string(written), wrongSecret) ||
+	if code != exitFailed || !strings.Contains(res.Error, "refused the login") || strings.Contains(string(written), wrongSecret) ||
 		!strings.Contains(string(written), "refused the login") {
 		t.Errorf("dump with a wrong password exited %d, wrote %s", code, written)
 	}
@@ -120,8 +120,8 @@ func (c cliScenario) failure(t *testing.T) {
 
 func (c cliScenario) usage(t *testing.T) {
 	for _, args := range [][]string{{}, {"restore"}, {CommandInstall}, {CommandDump, "extra"}, {CommandFetch, "--no-such-flag"}} {
-		if code, _, _ := (cli{t, nil}).run(args...); code != ExitUsage {
-			t.Errorf("%q exited %d, want %d", args, code, ExitUsage)
+		if code, _, _ := (cli{t, nil}).run(args...); code != exitUsage {
+			t.Errorf("%q exited %d, want %d", args, code, exitUsage)
 		}
 	}
 }
@@ -131,7 +131,7 @@ func (c cliScenario) install(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(installed), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, _ := (cli{t, nil}).run(CommandInstall, installed); code != ExitOK || stdout != "" {
+	if code, stdout, _ := (cli{t, nil}).run(CommandInstall, installed); code != exitOK || stdout != "" {
 		t.Errorf("install exited %d: %s", code, stdout)
 	}
 	self, _ := os.Executable()

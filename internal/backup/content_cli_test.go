@@ -18,7 +18,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 		PruneArgs([]string{"cli/site/0"})...)
 	code, stdout, res := job.run(archive...)
 	files, size := siteCounts()
-	if code != ExitOK || res.Error != "" || res.Artifact != "cli/site/1.content.tar.gz.age" || !res.Encrypted ||
+	if code != exitOK || res.Error != "" || res.Artifact != "cli/site/1.content.tar.gz.age" || !res.Encrypted ||
 		res.Files != files || res.Bytes != size || !slices.Equal(res.Pruned, []string{"cli/site/0"}) {
 		t.Fatalf("archive exited %d with %s", code, stdout)
 	}
@@ -28,7 +28,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 
 	out := tempDir(t)
 	extract := append([]string{CommandExtract, "--dir=" + out, "--unless-nonempty", "--result="}, target.Args()...)
-	if code, stdout, res := job.run(extract...); code != ExitOK || res.Files != files {
+	if code, stdout, res := job.run(extract...); code != exitOK || res.Files != files {
 		t.Fatalf("extract exited %d with %s", code, stdout)
 	}
 	requireSameTree(t, readTree(t, out), env.want)
@@ -36,7 +36,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "uploads", "new.jpg"), []byte("new"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, stdout, res := job.run(extract...); code != ExitOK || res.Artifact != "" {
+	if code, stdout, res := job.run(extract...); code != exitOK || res.Artifact != "" {
 		t.Errorf("extract into the restored folder exited %d with %s, want nothing done", code, stdout)
 	}
 	if _, err := os.Stat(filepath.Join(out, "uploads", "new.jpg")); err != nil {
@@ -47,7 +47,7 @@ func (env *contentEnv) commandLine(t *testing.T) {
 	empty := tempDir(t)
 	extract[1] = "--dir=" + empty
 	code, stdout, res = job.run(extract...)
-	if code != ExitFailed || res.Verified == nil || *res.Verified || !strings.Contains(res.Error, "is corrupt") {
+	if code != exitFailed || res.Verified == nil || *res.Verified || !strings.Contains(res.Error, "is corrupt") {
 		t.Errorf("extract of a corrupt archive exited %d with %s", code, stdout)
 	}
 	requireEmpty(t, empty)
@@ -57,11 +57,11 @@ func (env *contentEnv) commandLine(t *testing.T) {
 // arguments.
 func TestContentUsage(t *testing.T) {
 	for command, flags := range map[string][]string{
-		CommandArchive: {FlagDir, FlagPrune, FlagCompressLevel, FlagKey, FlagVolume},
-		CommandExtract: {FlagDir, FlagUnlessNonEmpty, FlagKey, FlagS3Endpoint},
+		CommandArchive: {FlagDir, FlagPrune, flagCompressLevel, flagKey, flagVolume},
+		CommandExtract: {FlagDir, FlagUnlessNonEmpty, flagKey, flagS3Endpoint},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := Main(context.Background(), []string{command, "-h"}, func(string) string { return "" }, &stdout, &stderr); code != ExitOK {
+		if code := Main(context.Background(), []string{command, "-h"}, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 			t.Errorf("%s -h exited %d", command, code)
 		}
 		for _, flag := range flags {
@@ -69,8 +69,8 @@ func TestContentUsage(t *testing.T) {
 				t.Errorf("%s -h does not mention -%s:\n%s", command, flag, stderr.String())
 			}
 		}
-		if code, _, _ := (cli{t, nil}).run(command, "--dir=/tmp", "extra"); code != ExitUsage {
-			t.Errorf("%s with an extra argument exited %d, want %d", command, code, ExitUsage)
+		if code, _, _ := (cli{t, nil}).run(command, "--dir=/tmp", "extra"); code != exitUsage {
+			t.Errorf("%s with an extra argument exited %d, want %d", command, code, exitUsage)
 		}
 	}
 	var stderr bytes.Buffer

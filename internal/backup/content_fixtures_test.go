@@ -242,7 +242,7 @@ func symlink(name, target string) craftedEntry {
 
 // putCrafted stores a tar of entries at key, with a manifest that vouches for it, as if archive
 // had written them: only extract's own checks stand in their way.
-func putCrafted(t *testing.T, store Storage, key string, entries []craftedEntry) {
+func putCrafted(t *testing.T, store storage, key string, entries []craftedEntry) {
 	t.Helper()
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -262,14 +262,14 @@ func putCrafted(t *testing.T, store Storage, key string, entries []craftedEntry)
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	artifact := ContentArtifactKey(key, false)
+	artifact := contentArtifactKey(key, false)
 	sum := sha256.Sum256(buf.Bytes())
-	if err := store.Put(ctx, artifact, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
+	if err := store.put(ctx, artifact, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err != nil {
 		t.Fatal(err)
 	}
-	m := &ContentManifest{FormatVersion: ContentManifestFormatVersion, Key: key, Artifact: artifact,
+	m := &contentManifest{FormatVersion: contentManifestFormatVersion, Key: key, Artifact: artifact,
 		Size: int64(buf.Len()), SHA256: hex.EncodeToString(sum[:]), Format: "tar", Compression: "gzip", Created: time.Now()}
-	if err := putJSON(ctx, store, ContentManifestKey(key), m); err != nil {
+	if err := putJSON(ctx, store, contentManifestKey(key), m); err != nil {
 		t.Fatal(err)
 	}
 }

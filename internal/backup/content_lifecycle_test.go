@@ -20,18 +20,18 @@ import (
 func (env *contentEnv) unlessNonEmpty(t *testing.T) {
 	ctx := context.Background()
 	target, creds := env.s3.target("sites/blog/wp/nonempty"), env.s3.credentials()
-	env.archive(t, ArchiveOptions{Target: target, Credentials: creds})
+	env.archive(t, archiveOptions{Target: target, Credentials: creds})
 
 	site := tempDir(t)
 	if err := os.WriteFile(filepath.Join(site, "index.php"), []byte("<?php"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := readTree(t, site)
-	res, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: site, UnlessNonEmpty: true})
+	res, err := extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: site, UnlessNonEmpty: true})
 	if err != nil || res.Artifact != "" {
 		t.Errorf("extract --unless-nonempty into a folder with a file = %+v, %v; want nothing done", res, err)
 	}
-	_, err = Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: site})
+	_, err = extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: site})
 	if err == nil || !strings.Contains(err.Error(), "is not empty (it holds index.php)") {
 		t.Errorf("extract into a folder with a file = %v, want it refused", err)
 	}
@@ -41,7 +41,7 @@ func (env *contentEnv) unlessNonEmpty(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(fresh, "lost+found"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: fresh, UnlessNonEmpty: true}); err != nil {
+	if _, err := extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: fresh, UnlessNonEmpty: true}); err != nil {
 		t.Fatal(err)
 	}
 	got := readTree(t, fresh)
@@ -58,7 +58,7 @@ func (env *contentEnv) unlessNonEmpty(t *testing.T) {
 func (env *contentEnv) interrupted(t *testing.T) {
 	ctx := context.Background()
 	target, creds := env.s3.target("sites/blog/wp/interrupted"), env.s3.credentials()
-	env.archive(t, ArchiveOptions{Target: target, Credentials: creds})
+	env.archive(t, archiveOptions{Target: target, Credentials: creds})
 
 	site := tempDir(t)
 	partial := filepath.Join(site, extractPrefix+"-KILLED", "uploads")
@@ -68,7 +68,7 @@ func (env *contentEnv) interrupted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(partial, "half.jpg"), []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: site, UnlessNonEmpty: true}); err != nil {
+	if _, err := extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: site, UnlessNonEmpty: true}); err != nil {
 		t.Fatal(err)
 	}
 	requireSameTree(t, readTree(t, site), env.want)
@@ -100,7 +100,7 @@ func (env *contentEnv) interruptedWhileMoving(t *testing.T, site string) {
 	if err := os.WriteFile(clash, []byte("not the backup's"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Extract(ctx, ExtractOptions{Target: nowhere, Dir: moving, UnlessNonEmpty: true})
+	_, err = extract(ctx, extractOptions{Target: nowhere, Dir: moving, UnlessNonEmpty: true})
 	if err == nil || !strings.Contains(err.Error(), "gained an entry of that name") {
 		t.Errorf("extract over an entry written meanwhile = %v", err)
 	}
@@ -110,7 +110,7 @@ func (env *contentEnv) interruptedWhileMoving(t *testing.T, site string) {
 	if err := os.Remove(clash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Extract(ctx, ExtractOptions{Target: nowhere, Dir: moving, UnlessNonEmpty: true}); err != nil {
+	if _, err := extract(ctx, extractOptions{Target: nowhere, Dir: moving, UnlessNonEmpty: true}); err != nil {
 		t.Fatal(err)
 	}
 	requireSameTree(t, readTree(t, moving), env.want)
@@ -128,12 +128,12 @@ func (env *contentEnv) notContent(t *testing.T) {
 		}
 	}
 	target, creds := env.s3.target("sites/blog/wp/not-content"), env.s3.credentials()
-	res := env.archive(t, ArchiveOptions{Target: target, Credentials: creds, Dir: site})
+	res := env.archive(t, archiveOptions{Target: target, Credentials: creds, Dir: site})
 	if files, _ := siteCounts(); res.Files != files {
 		t.Errorf("archived %d files, want %d", res.Files, files)
 	}
 	out := tempDir(t)
-	if _, err := Extract(context.Background(), ExtractOptions{Target: target, Credentials: creds, Dir: out}); err != nil {
+	if _, err := extract(context.Background(), extractOptions{Target: target, Credentials: creds, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
 	requireSameTree(t, readTree(t, out), env.want)
@@ -145,18 +145,18 @@ func (env *contentEnv) prune(t *testing.T) {
 	ctx := context.Background()
 	creds := env.s3.credentials()
 	for _, key := range []string{"prune/1", "prune/2", "prune/3"} {
-		env.archive(t, ArchiveOptions{Target: env.s3.target(key), Credentials: creds})
+		env.archive(t, archiveOptions{Target: env.s3.target(key), Credentials: creds})
 	}
-	store, err := OpenStorage(env.s3.target("prune/1"), creds)
+	store, err := openStorage(env.s3.target("prune/1"), creds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, object := range sqlObjects("prune/1")[:2] {
-		if err := store.Put(ctx, object, strings.NewReader("{}"), 2); err != nil {
+		if err := store.put(ctx, object, strings.NewReader("{}"), 2); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res := env.archive(t, ArchiveOptions{Target: env.s3.target("prune/4"), Credentials: creds,
+	res := env.archive(t, archiveOptions{Target: env.s3.target("prune/4"), Credentials: creds,
 		Prune: []string{"prune/1", "prune/3", "prune/never-existed", "prune/4"}})
 	if want := []string{"prune/1", "prune/3", "prune/never-existed"}; !slices.Equal(res.Pruned, want) {
 		t.Errorf("pruned = %v, want %v (never the backup just taken)", res.Pruned, want)
@@ -175,12 +175,12 @@ func (env *contentEnv) changing(t *testing.T) {
 		".":       {ghost{name: "vanished.txt"}, ghost{name: "vanished-folder", dir: true}},
 		"uploads": {ghost{name: "gone.jpg"}},
 	}}
-	res := env.archive(t, ArchiveOptions{Target: env.s3.target("live/ghosts"), Credentials: creds, listing: listing})
+	res := env.archive(t, archiveOptions{Target: env.s3.target("live/ghosts"), Credentials: creds, listing: listing})
 	if files, size := siteCounts(); res.Files != files || res.Bytes != size {
 		t.Errorf("archive result = %+v, want %d files of %d bytes", res, files, size)
 	}
 	out := tempDir(t)
-	if _, err := Extract(ctx, ExtractOptions{Target: env.s3.target("live/ghosts"), Credentials: creds, Dir: out}); err != nil {
+	if _, err := extract(ctx, extractOptions{Target: env.s3.target("live/ghosts"), Credentials: creds, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
 	requireSameTree(t, readTree(t, out), env.want)
@@ -190,12 +190,12 @@ func (env *contentEnv) changing(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { churn(live, stop) })
 	for i := range 3 {
-		res, err := Archive(ctx, ArchiveOptions{Target: env.s3.target(fmt.Sprintf("live/churn/%d", i)), Credentials: creds, Dir: live})
+		res, err := archive(ctx, archiveOptions{Target: env.s3.target(fmt.Sprintf("live/churn/%d", i)), Credentials: creds, Dir: live})
 		if err != nil {
 			t.Errorf("archive of a changing folder = %v", err)
 			continue
 		}
-		if _, err := Extract(ctx, ExtractOptions{Target: env.s3.target(res.Key), Credentials: creds, Dir: tempDir(t)}); err != nil {
+		if _, err := extract(ctx, extractOptions{Target: env.s3.target(res.Key), Credentials: creds, Dir: tempDir(t)}); err != nil {
 			t.Errorf("extract of a changing folder's archive = %v", err)
 		}
 	}
@@ -227,8 +227,8 @@ func (env *contentEnv) failure(t *testing.T) {
 	broken := changingListing{ReadDirFS: os.DirFS(env.site).(fs.ReadDirFS),
 		ghosts: map[string][]fs.DirEntry{"uploads": {ghost{name: "zz", dir: true}}}, broken: "uploads/zz"}
 	for _, target := range []Target{env.s3.target("fail/site"), {Volume: volume, Key: "fail/site"}} {
-		env.archive(t, ArchiveOptions{Target: target, Credentials: creds})
-		_, err := Archive(ctx, ArchiveOptions{Target: target, Credentials: creds, Dir: env.site, listing: broken})
+		env.archive(t, archiveOptions{Target: target, Credentials: creds})
+		_, err := archive(ctx, archiveOptions{Target: target, Credentials: creds, Dir: env.site, listing: broken})
 		if err == nil || !strings.Contains(err.Error(), "cannot read uploads/zz in "+env.site) {
 			t.Errorf("archive of a folder that cannot be read = %v", err)
 		}
@@ -242,14 +242,14 @@ func (env *contentEnv) failure(t *testing.T) {
 		if err := os.Chmod(filepath.Join(site, "themes/twentyfour/config.php"), 0); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Archive(ctx, ArchiveOptions{Target: env.s3.target("fail/unreadable"), Credentials: creds, Dir: site})
+		_, err := archive(ctx, archiveOptions{Target: env.s3.target("fail/unreadable"), Credentials: creds, Dir: site})
 		if err == nil || !strings.Contains(err.Error(), "config.php in "+site+": permission denied: the Job's user cannot read it") {
 			t.Errorf("archive of a file the user cannot read = %v", err)
 		}
 	}
 
 	missing := filepath.Join(tempDir(t), "missing")
-	_, err := Archive(ctx, ArchiveOptions{Target: env.s3.target("fail/missing"), Credentials: creds, Dir: missing})
+	_, err := archive(ctx, archiveOptions{Target: env.s3.target("fail/missing"), Credentials: creds, Dir: missing})
 	if err == nil || !strings.Contains(err.Error(), "cannot open --dir "+missing) {
 		t.Errorf("archive of a missing folder = %v", err)
 	}

@@ -52,12 +52,12 @@ func TestContent(t *testing.T) {
 }
 
 // archive archives the site to target, and fails the test when it cannot.
-func (env *contentEnv) archive(t *testing.T, o ArchiveOptions) Result {
+func (env *contentEnv) archive(t *testing.T, o archiveOptions) Result {
 	t.Helper()
 	if o.Dir == "" {
 		o.Dir = env.site
 	}
-	res, err := Archive(context.Background(), o)
+	res, err := archive(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +69,13 @@ func (env *contentEnv) archive(t *testing.T, o ArchiveOptions) Result {
 func (env *contentEnv) roundTrip(t *testing.T, target Target, creds Credentials) {
 	ctx := context.Background()
 	start := time.Now().Add(-time.Second)
-	res := env.archive(t, ArchiveOptions{Target: target, Credentials: creds, CompressLevel: DefaultCompressLevel})
+	res := env.archive(t, archiveOptions{Target: target, Credentials: creds, CompressLevel: DefaultCompressLevel})
 	files, size := siteCounts()
-	if res.Key != target.Key || res.Artifact != target.Key+ContentArtifactExtension || res.Encrypted ||
+	if res.Key != target.Key || res.Artifact != target.Key+contentArtifactExtension || res.Encrypted ||
 		res.Files != files || res.Bytes != size || res.Size == 0 || len(res.SHA256) != 64 {
 		t.Fatalf("archive result = %+v, want %d files of %d bytes", res, files, size)
 	}
-	store, err := OpenStorage(target, creds)
+	store, err := openStorage(target, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (env *contentEnv) roundTrip(t *testing.T, target Target, creds Credentials)
 		t.Errorf("the manifest says %+v, the archive reported %+v", got, res)
 	}
 	out := tempDir(t)
-	got, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: out})
+	got, err := extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +104,8 @@ func (env *contentEnv) encrypted(t *testing.T) {
 	ctx := context.Background()
 	const passphrase = "correct horse battery staple"
 	target, creds := env.s3.target("sites/blog/wp/encrypted"), env.s3.credentials()
-	res := env.archive(t, ArchiveOptions{Target: target, Credentials: creds, EncryptionKey: passphrase})
-	if !res.Encrypted || res.Artifact != target.Key+EncryptedContentArtifactExtension {
+	res := env.archive(t, archiveOptions{Target: target, Credentials: creds, EncryptionKey: passphrase})
+	if !res.Encrypted || res.Artifact != target.Key+encryptedContentArtifactExtension {
 		t.Fatalf("archive result = %+v", res)
 	}
 	stored, err := os.ReadFile(filepath.Join(env.s3.dir, env.s3.bucket, res.Artifact))
@@ -115,7 +115,7 @@ func (env *contentEnv) encrypted(t *testing.T) {
 	if !strings.HasPrefix(string(stored), "age-encryption.org/v1\n") || strings.Contains(string(stored), nonASCII) {
 		t.Fatal("the stored artifact is not an age file")
 	}
-	requireBucketHolds(t, env.s3, target.Key, ContentManifestKey(target.Key), res.Artifact)
+	requireBucketHolds(t, env.s3, target.Key, contentManifestKey(target.Key), res.Artifact)
 
 	for _, tt := range []struct {
 		key, want string
@@ -125,9 +125,9 @@ func (env *contentEnv) encrypted(t *testing.T) {
 		{"wrong passphrase", "does not decrypt with the passphrase", true},
 	} {
 		out := tempDir(t)
-		res, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, EncryptionKey: tt.key, Dir: out})
+		res, err := extract(ctx, extractOptions{Target: target, Credentials: creds, EncryptionKey: tt.key, Dir: out})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), passphrase) ||
-			errors.Is(err, ErrCorrupt) != tt.corrupt {
+			errors.Is(err, errCorrupt) != tt.corrupt {
 			t.Errorf("extract with key %q = %v, want an error naming %q", tt.key, err, tt.want)
 		}
 		if tt.corrupt && (res.Verified == nil || *res.Verified) {
@@ -137,7 +137,7 @@ func (env *contentEnv) encrypted(t *testing.T) {
 	}
 
 	out := tempDir(t)
-	if _, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, EncryptionKey: passphrase, Dir: out}); err != nil {
+	if _, err := extract(ctx, extractOptions{Target: target, Credentials: creds, EncryptionKey: passphrase, Dir: out}); err != nil {
 		t.Fatal(err)
 	}
 	requireSameTree(t, readTree(t, out), env.want)
@@ -165,11 +165,11 @@ func (env *contentEnv) corrupt(t *testing.T) {
 		{"volume truncated", Target{Volume: volume, Key: "corrupt/truncated"}, Credentials{}, "", inVolume, truncate},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := env.archive(t, ArchiveOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase})
+			res := env.archive(t, archiveOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase})
 			tt.damage(t, tt.file(res.Artifact))
 			out := tempDir(t)
-			res, err := Extract(ctx, ExtractOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase, Dir: out})
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is corrupt") {
+			res, err := extract(ctx, extractOptions{Target: tt.target, Credentials: tt.creds, EncryptionKey: tt.passphrase, Dir: out})
+			if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "is corrupt") {
 				t.Errorf("extract of a corrupt archive = %v, want it called corrupt", err)
 			}
 			if res.Verified == nil || *res.Verified {
@@ -186,7 +186,7 @@ func (env *contentEnv) corrupt(t *testing.T) {
 func (env *contentEnv) escapes(t *testing.T) {
 	ctx := context.Background()
 	target, creds := env.s3.target("crafted/x"), env.s3.credentials()
-	store, err := OpenStorage(target, creds)
+	store, err := openStorage(target, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func (env *contentEnv) escapes(t *testing.T) {
 				}
 			}
 			putCrafted(t, store, target.Key, tt.entries(outside))
-			res, err := Extract(ctx, ExtractOptions{Target: target, Credentials: creds, Dir: site})
-			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+			res, err := extract(ctx, extractOptions{Target: target, Credentials: creds, Dir: site})
+			if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("extract = %v, want it refused as %q", err, tt.want)
 			}
 			if res.Verified == nil || *res.Verified {

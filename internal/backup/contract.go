@@ -65,9 +65,9 @@ const EnvImage = "APPKEEPER_IMAGE"
 // when encrypted; the manifest <key>.json is written last, so a key without a manifest holds no
 // complete backup.
 const (
-	ArtifactExtension          = ".sql.gz"
-	EncryptedArtifactExtension = ".sql.gz.age"
-	ManifestExtension          = ".json"
+	artifactExtension          = ".sql.gz"
+	encryptedArtifactExtension = ".sql.gz.age"
+	manifestExtension          = ".json"
 )
 
 // File name extensions of a content backup, a folder's archive: the artifact is
@@ -75,29 +75,29 @@ const (
 // <key>.content.json is written last. A site's restore point is its database backup and its
 // content backup, which may share a key.
 const (
-	ContentArtifactExtension          = ".content.tar.gz"
-	EncryptedContentArtifactExtension = ".content.tar.gz.age"
-	ContentManifestExtension          = ".content.json"
+	contentArtifactExtension          = ".content.tar.gz"
+	encryptedContentArtifactExtension = ".content.tar.gz.age"
+	contentManifestExtension          = ".content.json"
 )
 
 // Flag names shared by the subcommands.
 const (
-	FlagS3Endpoint     = "s3-endpoint"
-	FlagS3Bucket       = "s3-bucket"
-	FlagS3Region       = "s3-region"
-	FlagS3PathStyle    = "s3-path-style"
-	FlagS3CAFile       = "s3-ca-file"
-	FlagVolume         = "volume"
-	FlagKey            = "key"
+	flagS3Endpoint     = "s3-endpoint"
+	flagS3Bucket       = "s3-bucket"
+	flagS3Region       = "s3-region"
+	flagS3PathStyle    = "s3-path-style"
+	flagS3CAFile       = "s3-ca-file"
+	flagVolume         = "volume"
+	flagKey            = "key"
 	FlagHost           = "host"
 	FlagPort           = "port"
 	FlagUser           = "user"
 	FlagPrune          = "prune"
 	FlagOut            = "out"
 	FlagUnlessInit     = "unless-initialized"
-	FlagResult         = "result"
-	FlagWaitTimeout    = "wait-timeout"
-	FlagCompressLevel  = "compress-level"
+	flagResult         = "result"
+	flagWaitTimeout    = "wait-timeout"
+	flagCompressLevel  = "compress-level"
 	FlagDir            = "dir"
 	FlagUnlessNonEmpty = "unless-nonempty"
 )
@@ -128,15 +128,15 @@ func (t Target) Args() []string {
 			args = append(args, "--"+name+"="+value)
 		}
 	}
-	flag(FlagS3Endpoint, t.S3Endpoint)
-	flag(FlagS3Bucket, t.S3Bucket)
-	flag(FlagS3Region, t.S3Region)
+	flag(flagS3Endpoint, t.S3Endpoint)
+	flag(flagS3Bucket, t.S3Bucket)
+	flag(flagS3Region, t.S3Region)
 	if t.S3PathStyle {
-		flag(FlagS3PathStyle, strconv.FormatBool(true))
+		flag(flagS3PathStyle, strconv.FormatBool(true))
 	}
-	flag(FlagS3CAFile, t.S3CAFile)
-	flag(FlagVolume, t.Volume)
-	flag(FlagKey, t.Key)
+	flag(flagS3CAFile, t.S3CAFile)
+	flag(flagVolume, t.Volume)
+	flag(flagKey, t.Key)
 	return args
 }
 
@@ -185,25 +185,25 @@ func PruneArgs(keys []string) []string {
 // ArtifactKey is the key of the artifact of a backup.
 func ArtifactKey(key string, encrypted bool) string {
 	if encrypted {
-		return key + EncryptedArtifactExtension
+		return key + encryptedArtifactExtension
 	}
-	return key + ArtifactExtension
+	return key + artifactExtension
 }
 
-// ManifestKey is the key of the manifest of a backup.
-func ManifestKey(key string) string { return strings.TrimSuffix(key, "/") + ManifestExtension }
+// manifestKey is the key of the manifest of a backup.
+func manifestKey(key string) string { return strings.TrimSuffix(key, "/") + manifestExtension }
 
-// ContentArtifactKey is the key of the artifact of a content backup.
-func ContentArtifactKey(key string, encrypted bool) string {
+// contentArtifactKey is the key of the artifact of a content backup.
+func contentArtifactKey(key string, encrypted bool) string {
 	if encrypted {
-		return key + EncryptedContentArtifactExtension
+		return key + encryptedContentArtifactExtension
 	}
-	return key + ContentArtifactExtension
+	return key + contentArtifactExtension
 }
 
-// ContentManifestKey is the key of the manifest of a content backup.
-func ContentManifestKey(key string) string {
-	return strings.TrimSuffix(key, "/") + ContentManifestExtension
+// contentManifestKey is the key of the manifest of a content backup.
+func contentManifestKey(key string) string {
+	return strings.TrimSuffix(key, "/") + contentManifestExtension
 }
 
 // The account backups connect as. The operator creates it, with a password of its own, each time

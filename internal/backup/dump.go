@@ -32,10 +32,10 @@ type DumpOptions struct {
 // Defaults of DumpOptions' timeouts. Writers wait while the lock is requested, so its wait is
 // short; mysqldump's start only reads the server's metadata.
 const (
-	DefaultLockTimeout      = 30 * time.Second
-	DefaultDumpStartTimeout = time.Minute
-	// DefaultLongStatement tells an application's statements from a report's or a batch's.
-	DefaultLongStatement = 10 * time.Second
+	defaultLockTimeout      = 30 * time.Second
+	defaultDumpStartTimeout = time.Minute
+	// defaultLongStatement tells an application's statements from a report's or a batch's.
+	defaultLongStatement = 10 * time.Second
 )
 
 // Dump backs up every user database of the server into the target, in one consistent
@@ -46,7 +46,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	if err := o.validate(); err != nil {
 		return res, err
 	}
-	store, err := OpenStorage(o.Target, o.Credentials)
+	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return res, err
 	}
@@ -54,7 +54,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := store.Check(ctx); err != nil {
+	if err := store.check(ctx); err != nil {
 		return res, err
 	}
 	db, err := o.Connection.connect(ctx)
@@ -62,7 +62,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		return res, err
 	}
 	defer db.Close()
-	var m *Manifest
+	var m *manifest
 	err = replaceBackup(ctx, store, sqlObjects(o.Target.Key), func() (err error) {
 		m, err = o.dump(ctx, store, tool, db)
 		return err
@@ -87,13 +87,13 @@ func (o *DumpOptions) validate() error {
 		return fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
 	}
 	if o.LockTimeout == 0 {
-		o.LockTimeout = DefaultLockTimeout
+		o.LockTimeout = defaultLockTimeout
 	}
 	if o.LongStatement == 0 {
-		o.LongStatement = DefaultLongStatement
+		o.LongStatement = defaultLongStatement
 	}
 	if o.DumpStartTimeout == 0 {
-		o.DumpStartTimeout = DefaultDumpStartTimeout
+		o.DumpStartTimeout = defaultDumpStartTimeout
 	}
 	return nil
 }
@@ -101,16 +101,16 @@ func (o *DumpOptions) validate() error {
 // validateWrite checks the flags of a subcommand that writes a backup: its key, the keys it
 // prunes and the compression level.
 func validateWrite(key string, prune []string, level int) error {
-	if err := ValidateKey(key); err != nil {
-		return fmt.Errorf("--%s: %w", FlagKey, err)
+	if err := validateKey(key); err != nil {
+		return fmt.Errorf("--%s: %w", flagKey, err)
 	}
 	for _, key := range prune {
-		if err := ValidateKey(key); err != nil {
+		if err := validateKey(key); err != nil {
 			return fmt.Errorf("--%s: %w", FlagPrune, err)
 		}
 	}
 	if level < 0 || level > 9 {
-		return fmt.Errorf("--%s %d is not between 0 and 9", FlagCompressLevel, level)
+		return fmt.Errorf("--%s %d is not between 0 and 9", flagCompressLevel, level)
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ type storeOutcome struct {
 
 // dump streams mysqldump's output into the store while it checksums every table in the same
 // snapshot, then writes the manifest.
-func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db *sql.DB) (*Manifest, error) {
+func (o *DumpOptions) dump(ctx context.Context, store storage, tool dumpTool, db *sql.DB) (*manifest, error) {
 	encrypted := o.EncryptionKey != ""
 	artifact := ArtifactKey(o.Target.Key, encrypted)
 	var outcome chan storeOutcome
@@ -158,7 +158,7 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 	sums, sumErr := snapshotChecksums(ctx, snap)
 	snap.close()
 	if sumErr != nil && process != nil {
-		process.Abort()
+		process.abort()
 	}
 	out := <-outcome
 	if sumErr != nil {
@@ -170,8 +170,8 @@ func (o *DumpOptions) dump(ctx context.Context, store Storage, tool dumpTool, db
 	if err := checkStored(ctx, store, artifact, out.stored); err != nil {
 		return nil, err
 	}
-	m := &Manifest{
-		FormatVersion: ManifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
+	m := &manifest{
+		FormatVersion: manifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
 		Size: out.stored.size, SHA256: out.stored.sha256, Encrypted: encrypted, Compression: "gzip",
 		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, Created: created,
 		Databases: append([]string{}, snap.databases...), Tables: sums,
@@ -189,10 +189,10 @@ func emptyDump() artifactSource {
 
 type staticDump struct{ io.Reader }
 
-func (staticDump) Wait() error { return nil }
-func (staticDump) Abort()      {}
+func (staticDump) wait() error { return nil }
+func (staticDump) abort()      {}
 
-func snapshotChecksums(ctx context.Context, snap *snapshot) ([]TableChecksum, error) {
+func snapshotChecksums(ctx context.Context, snap *snapshot) ([]tableChecksum, error) {
 	tables, err := listTables(ctx, snap.conn, snap.databases)
 	if err != nil {
 		return nil, err

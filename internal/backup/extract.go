@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// ExtractOptions are the inputs of Extract.
-type ExtractOptions struct {
+// extractOptions are the inputs of extract.
+type extractOptions struct {
 	Target      Target
 	Credentials Credentials
 	// EncryptionKey is the passphrase of an encrypted backup.
@@ -32,13 +32,13 @@ const (
 	extractedName = extractPrefix + "ed"
 )
 
-// Extract checks the target's content backup against its manifest and extracts it into o.Dir.
+// extract checks the target's content backup against its manifest and extracts it into o.Dir.
 // o.Dir is filled only once the whole archive is extracted and verified: on failure it is left
 // as it was. One extract at a time may fill a folder.
-func Extract(ctx context.Context, o ExtractOptions) (Result, error) {
+func extract(ctx context.Context, o extractOptions) (Result, error) {
 	res := Result{Key: o.Target.Key}
-	if err := ValidateKey(o.Target.Key); err != nil {
-		return res, fmt.Errorf("--%s: %w", FlagKey, err)
+	if err := validateKey(o.Target.Key); err != nil {
+		return res, fmt.Errorf("--%s: %w", flagKey, err)
 	}
 	if o.Dir == "" {
 		return res, fmt.Errorf("--%s is required", FlagDir)
@@ -52,7 +52,7 @@ func Extract(ctx context.Context, o ExtractOptions) (Result, error) {
 	if err != nil || !proceed {
 		return res, err
 	}
-	store, err := OpenStorage(o.Target, o.Credentials)
+	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return res, err
 	}
@@ -61,9 +61,9 @@ func Extract(ctx context.Context, o ExtractOptions) (Result, error) {
 		return res, err
 	}
 	res = m.result()
-	res.Key, res.Artifact = o.Target.Key, ContentArtifactKey(o.Target.Key, m.Encrypted)
+	res.Key, res.Artifact = o.Target.Key, contentArtifactKey(o.Target.Key, m.Encrypted)
 	err = extractStaged(ctx, store, root, o.Dir, res.Artifact, m, o.EncryptionKey)
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, errCorrupt) {
 		verified := false
 		res.Verified = &verified
 	}
@@ -109,7 +109,7 @@ func prepareFolder(root *os.Root, dir string, unlessNonEmpty bool) (bool, error)
 // extractStaged extracts the artifact into a temporary folder of root, then, once it is verified,
 // gives folders their modes and times, and moves the entries into place. Until the temporary
 // folder is renamed extractedName a failure removes it; after, the next extract finishes the move.
-func extractStaged(ctx context.Context, store Storage, root *os.Root, dir, artifact string, m *ContentManifest, passphrase string) (err error) {
+func extractStaged(ctx context.Context, store storage, root *os.Root, dir, artifact string, m *contentManifest, passphrase string) (err error) {
 	stage := extractPrefix + "-" + rand.Text()
 	if err := root.Mkdir(stage, 0o700); err != nil {
 		return fmt.Errorf("cannot write in %s: %w", dir, describeFileError(err))

@@ -24,15 +24,15 @@ type FetchOptions struct {
 	UnlessInitialized string
 }
 
-// ErrCorrupt marks an artifact that does not match its manifest, or that does not decrypt.
-var ErrCorrupt = errors.New("the backup cannot be restored")
+// errCorrupt marks an artifact that does not match its manifest, or that does not decrypt.
+var errCorrupt = errors.New("the backup cannot be restored")
 
 // Fetch writes the target's artifact, checked against its manifest and decrypted, to o.Out. The
 // file appears whole or not at all.
 func Fetch(ctx context.Context, o FetchOptions) (Result, error) {
 	res := Result{Key: o.Target.Key}
-	if err := ValidateKey(o.Target.Key); err != nil {
-		return res, fmt.Errorf("--%s: %w", FlagKey, err)
+	if err := validateKey(o.Target.Key); err != nil {
+		return res, fmt.Errorf("--%s: %w", flagKey, err)
 	}
 	if o.Out == "" {
 		return res, fmt.Errorf("--%s is required", FlagOut)
@@ -43,7 +43,7 @@ func Fetch(ctx context.Context, o FetchOptions) (Result, error) {
 			return res, err
 		}
 	}
-	store, err := OpenStorage(o.Target, o.Credentials)
+	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return res, err
 	}
@@ -61,7 +61,7 @@ func Fetch(ctx context.Context, o FetchOptions) (Result, error) {
 			return err
 		})
 	})
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, errCorrupt) {
 		verified := false
 		res.Verified = &verified
 	}
@@ -82,24 +82,24 @@ func dataDirInitialized(dir string) (bool, error) {
 // readArtifact streams the artifact, decrypted, to consume, and checks its size and SHA-256
 // against want once it has been read to the end. An error of consume that is not a writeError
 // is the artifact's fault (its content cannot be restored): like a checksum that does not match,
-// it is ErrCorrupt.
-func readArtifact(ctx context.Context, store Storage, artifact string, want stored, encrypted bool, passphrase string,
+// it is errCorrupt.
+func readArtifact(ctx context.Context, store storage, artifact string, want stored, encrypted bool, passphrase string,
 	consume func(io.Reader) error) error {
 	if encrypted && passphrase == "" {
 		return fmt.Errorf("the backup is encrypted: set %s to its passphrase", EnvEncryptionKey)
 	}
 	// A missing or truncated artifact is told before it is downloaded.
-	size, err := store.Stat(ctx, artifact)
-	if errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w: its manifest names %s, which does not exist", ErrCorrupt, artifact)
+	size, err := store.stat(ctx, artifact)
+	if errors.Is(err, errNotFound) {
+		return fmt.Errorf("%w: its manifest names %s, which does not exist", errCorrupt, artifact)
 	}
 	if err != nil {
 		return err
 	}
 	if size != want.size {
-		return fmt.Errorf("%w: %s is corrupt: it has %d bytes, its manifest says %d", ErrCorrupt, artifact, size, want.size)
+		return fmt.Errorf("%w: %s is corrupt: it has %d bytes, its manifest says %d", errCorrupt, artifact, size, want.size)
 	}
-	r, err := store.Get(ctx, artifact)
+	r, err := store.get(ctx, artifact)
 	if err != nil {
 		return err
 	}
@@ -127,14 +127,14 @@ func readArtifact(ctx context.Context, store Storage, artifact string, want stor
 	}
 	if stored.n != want.size || stored.sum() != want.sha256 {
 		return fmt.Errorf("%w: %s is corrupt: it has %d bytes with SHA-256 %s, its manifest says %d bytes with SHA-256 %s",
-			ErrCorrupt, artifact, stored.n, stored.sum(), want.size, want.sha256)
+			errCorrupt, artifact, stored.n, stored.sum(), want.size, want.sha256)
 	}
 	if decryptErr != nil {
 		return fmt.Errorf("%w: %s does not decrypt with the passphrase in %s, which is not the one it was encrypted with: %w",
-			ErrCorrupt, artifact, EnvEncryptionKey, decryptErr)
+			errCorrupt, artifact, EnvEncryptionKey, decryptErr)
 	}
 	if consumeErr != nil {
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, artifact, consumeErr)
+		return fmt.Errorf("%w: %s: %w", errCorrupt, artifact, consumeErr)
 	}
 	return nil
 }

@@ -64,10 +64,10 @@ var seededTables = []string{
 	"media.files", "media.tags", "shop.customers", "shop.empty_table", "shop.legacy", "shop.orders",
 }
 
-func manifestTables(m *Manifest) []string {
+func manifestTables(m *manifest) []string {
 	var names []string
 	for _, table := range m.Tables {
-		names = append(names, table.Name())
+		names = append(names, table.name())
 	}
 	return names
 }
@@ -98,7 +98,7 @@ func requireSeedRestored(t *testing.T, m *mariadb, blob []byte) {
 }
 
 // sourceChecksums reads the tables' checksums on m directly, as root.
-func sourceChecksums(t *testing.T, m *mariadb, databases ...string) []TableChecksum {
+func sourceChecksums(t *testing.T, m *mariadb, databases ...string) []tableChecksum {
 	t.Helper()
 	tables, err := listTables(context.Background(), m.root, databases)
 	if err != nil {

@@ -6,10 +6,10 @@ import (
 	"os"
 )
 
-// Install copies the running executable to dest, executable by anyone: the backup Jobs' init
+// install copies the running executable to dest, executable by anyone: the backup Jobs' init
 // container runs it from the operator's image, which has no shell nor cp, into a volume that the
 // MySQL server's image then runs it from.
-func Install(dest string) error {
+func install(dest string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("cannot find the running executable: %w", err)

@@ -10,17 +10,17 @@ import (
 	"time"
 )
 
-// ManifestFormatVersion is the version of the manifest's format and of the checksum function
+// manifestFormatVersion is the version of the manifest's format and of the checksum function
 // its tables were computed with; verify refuses a manifest it does not know.
-const ManifestFormatVersion = 1
+const manifestFormatVersion = 1
 
 // maxManifestSize bounds what is read as a manifest: a table takes about 150 bytes, so this is
 // hundreds of thousands of tables.
 const maxManifestSize = 64 << 20
 
-// Manifest describes a complete backup. It is written after the artifact, so that its presence
+// manifest describes a complete backup. It is written after the artifact, so that its presence
 // means the artifact is whole.
-type Manifest struct {
+type manifest struct {
 	FormatVersion int    `json:"formatVersion"`
 	Key           string `json:"key"`
 	Artifact      string `json:"artifact"`
@@ -33,11 +33,11 @@ type Manifest struct {
 	BinlogPosition string          `json:"binlogPosition,omitempty"`
 	Created        time.Time       `json:"created"`
 	Databases      []string        `json:"databases"`
-	Tables         []TableChecksum `json:"tables"`
+	Tables         []tableChecksum `json:"tables"`
 }
 
 // result is the Result that reports the backup described by m.
-func (m *Manifest) result() Result {
+func (m *manifest) result() Result {
 	return Result{
 		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
 		ServerVersion: m.ServerVersion, BinlogPosition: m.BinlogPosition,
@@ -46,40 +46,40 @@ func (m *Manifest) result() Result {
 }
 
 // stored is what the manifest says was stored of the artifact.
-func (m *Manifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
+func (m *manifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
 
-func writeManifest(ctx context.Context, store Storage, m *Manifest) error {
-	return putJSON(ctx, store, ManifestKey(m.Key), m)
+func writeManifest(ctx context.Context, store storage, m *manifest) error {
+	return putJSON(ctx, store, manifestKey(m.Key), m)
 }
 
 // readManifest reads the manifest of the backup at key. Its artifact is read at key too, not at
 // the key the manifest was written with, so that a backup copied under another prefix restores.
-func readManifest(ctx context.Context, store Storage, key string) (*Manifest, error) {
-	var m Manifest
-	if err := getJSON(ctx, store, key, ManifestKey(key), &m); err != nil {
+func readManifest(ctx context.Context, store storage, key string) (*manifest, error) {
+	var m manifest
+	if err := getJSON(ctx, store, key, manifestKey(key), &m); err != nil {
 		return nil, err
 	}
-	if m.FormatVersion != ManifestFormatVersion {
+	if m.FormatVersion != manifestFormatVersion {
 		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
-			ManifestKey(key), m.FormatVersion, ManifestFormatVersion)
+			manifestKey(key), m.FormatVersion, manifestFormatVersion)
 	}
 	return &m, nil
 }
 
 // putJSON stores v as indented JSON at object.
-func putJSON(ctx context.Context, store Storage, object string, v any) error {
+func putJSON(ctx context.Context, store storage, object string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
-	return store.Put(ctx, object, bytes.NewReader(data), int64(len(data)))
+	return store.put(ctx, object, bytes.NewReader(data), int64(len(data)))
 }
 
 // getJSON reads the manifest object of the backup at key into v.
-func getJSON(ctx context.Context, store Storage, key, object string, v any) error {
-	r, err := store.Get(ctx, object)
-	if errors.Is(err, ErrNotFound) {
+func getJSON(ctx context.Context, store storage, key, object string, v any) error {
+	r, err := store.get(ctx, object)
+	if errors.Is(err, errNotFound) {
 		return fmt.Errorf("there is no complete backup at %s: its manifest %s does not exist", key, object)
 	}
 	if err != nil {
@@ -99,13 +99,13 @@ func getJSON(ctx context.Context, store Storage, key, object string, v any) erro
 	return nil
 }
 
-// ContentManifestFormatVersion is the version of a content manifest's format; extract refuses a
+// contentManifestFormatVersion is the version of a content manifest's format; extract refuses a
 // manifest it does not know.
-const ContentManifestFormatVersion = 1
+const contentManifestFormatVersion = 1
 
-// ContentManifest describes a complete content backup, a folder's archive. It is written after
+// contentManifest describes a complete content backup, a folder's archive. It is written after
 // the artifact, so that its presence means the artifact is whole.
-type ContentManifest struct {
+type contentManifest struct {
 	FormatVersion int    `json:"formatVersion"`
 	Key           string `json:"key"`
 	Artifact      string `json:"artifact"`
@@ -122,29 +122,29 @@ type ContentManifest struct {
 	Created time.Time `json:"created"`
 }
 
-func (m *ContentManifest) result() Result {
+func (m *contentManifest) result() Result {
 	return Result{
 		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
 		Files: m.Files, Bytes: m.Bytes,
 	}
 }
 
-func (m *ContentManifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
+func (m *contentManifest) stored() stored { return stored{size: m.Size, sha256: m.SHA256} }
 
 // readContentManifest reads the manifest of the content backup at key.
-func readContentManifest(ctx context.Context, store Storage, key string) (*ContentManifest, error) {
-	var m ContentManifest
-	if err := getJSON(ctx, store, key, ContentManifestKey(key), &m); err != nil {
+func readContentManifest(ctx context.Context, store storage, key string) (*contentManifest, error) {
+	var m contentManifest
+	if err := getJSON(ctx, store, key, contentManifestKey(key), &m); err != nil {
 		return nil, err
 	}
-	if m.FormatVersion != ContentManifestFormatVersion {
+	if m.FormatVersion != contentManifestFormatVersion {
 		return nil, fmt.Errorf("the manifest %s has format version %d; this binary reads version %d",
-			ContentManifestKey(key), m.FormatVersion, ContentManifestFormatVersion)
+			contentManifestKey(key), m.FormatVersion, contentManifestFormatVersion)
 	}
 	return &m, nil
 }
 
 // contentObjects are the objects of the content backup at key, its manifest first.
 func contentObjects(key string) []string {
-	return []string{ContentManifestKey(key), ContentArtifactKey(key, false), ContentArtifactKey(key, true)}
+	return []string{contentManifestKey(key), contentArtifactKey(key, false), contentArtifactKey(key, true)}
 }

@@ -104,9 +104,9 @@ func startDump(ctx context.Context, tool dumpTool, conn Connection, databases []
 	return p, nil
 }
 
-// Wait waits for mysqldump to exit, once its output is drained, and reports a failure with the
+// wait waits for mysqldump to exit, once its output is drained, and reports a failure with the
 // last line it wrote on its standard error, which says why.
-func (p *dumpProcess) Wait() error {
+func (p *dumpProcess) wait() error {
 	p.once.Do(func() {
 		defer close(p.done)
 		defer p.cancel()
@@ -117,10 +117,10 @@ func (p *dumpProcess) Wait() error {
 	return p.err
 }
 
-// Abort kills mysqldump; Wait still must be called.
-func (p *dumpProcess) Abort() { p.cancel() }
+// abort kills mysqldump; wait still must be called.
+func (p *dumpProcess) abort() { p.cancel() }
 
-// exited is closed once Wait returned.
+// exited is closed once wait returned.
 func (p *dumpProcess) exited() <-chan struct{} { return p.done }
 
 // tailBuffer keeps the last bytes written to it: mysqldump's standard error, which ends with

@@ -29,13 +29,13 @@ type stored struct {
 	sha256 string
 }
 
-// artifactSource is what an artifact is made of, a dump's output or an archive of a folder: Wait,
+// artifactSource is what an artifact is made of, a dump's output or an archive of a folder: wait,
 // once it is drained, reports whether it was complete (mysqldump's exit status, the archive's
-// walk); Abort stops a source whose output will not be drained.
+// walk); abort stops a source whose output will not be drained.
 type artifactSource interface {
 	io.Reader
-	Wait() error
-	Abort()
+	wait() error
+	abort()
 }
 
 // producedSource is the output of produce, which runs in its own goroutine while the artifact is
@@ -57,32 +57,32 @@ func produced(produce func(w io.Writer) error) *producedSource {
 	return s
 }
 
-// Wait returns produce's error once it has returned.
-func (s *producedSource) Wait() error {
+// wait returns produce's error once it has returned.
+func (s *producedSource) wait() error {
 	if s.done != nil {
 		s.err, s.done = <-s.done, nil
 	}
 	return s.err
 }
 
-// Abort makes produce's next write fail, so that it returns.
-func (s *producedSource) Abort() { _ = s.CloseWithError(errAborted) }
+// abort makes produce's next write fail, so that it returns.
+func (s *producedSource) abort() { _ = s.CloseWithError(errAborted) }
 
 var errAborted = errors.New("the artifact was abandoned")
 
 // storeArtifact streams src through gzip, then age when passphrase is set, into store at key,
 // hashing and counting the bytes as stored. When src is incomplete, or anything fails, the store
 // keeps nothing. Memory stays bounded: nothing is buffered beyond one upload part.
-func storeArtifact(ctx context.Context, store Storage, key string, src artifactSource, level int, passphrase string) (stored, error) {
+func storeArtifact(ctx context.Context, store storage, key string, src artifactSource, level int, passphrase string) (stored, error) {
 	pr, pw := io.Pipe()
 	produced := make(chan error, 1)
 	go func() {
 		err := encode(pw, src, level, passphrase)
 		if err != nil {
-			src.Abort()
-			_ = src.Wait()
+			src.abort()
+			_ = src.wait()
 		} else {
-			err = src.Wait()
+			err = src.wait()
 		}
 		produced <- err
 		_ = pw.CloseWithError(err) // nil closes with EOF: the stream is complete
@@ -97,7 +97,7 @@ func storeArtifact(ctx context.Context, store Storage, key string, src artifactS
 	})
 	defer stop()
 	counter := newHashingReader(pr)
-	putErr := store.Put(putCtx, key, counter, -1)
+	putErr := store.put(putCtx, key, counter, -1)
 	// Unblock the producer if the store gave up before the end of the stream.
 	_ = pr.CloseWithError(errStoreFailed)
 	prodErr := <-produced
@@ -105,9 +105,9 @@ func storeArtifact(ctx context.Context, store Storage, key string, src artifactS
 	case prodErr != nil && !errors.Is(prodErr, errStoreFailed):
 		// The source is the cause; the store only relayed its error.
 		if putErr == nil {
-			// Cannot happen when the store reads to the end, as every Storage does; remove
+			// Cannot happen when the store reads to the end, as every storage does; remove
 			// whatever it kept rather than trust it.
-			_ = store.Delete(context.WithoutCancel(ctx), key)
+			_ = store.delete(context.WithoutCancel(ctx), key)
 		}
 		return stored{}, prodErr
 	case putErr != nil:
@@ -118,8 +118,8 @@ func storeArtifact(ctx context.Context, store Storage, key string, src artifactS
 
 // checkStored asks the store whether it holds all that was sent of artifact, before a manifest
 // vouches for it.
-func checkStored(ctx context.Context, store Storage, artifact string, s stored) error {
-	size, err := store.Stat(ctx, artifact)
+func checkStored(ctx context.Context, store storage, artifact string, s stored) error {
+	size, err := store.stat(ctx, artifact)
 	if err != nil {
 		return err
 	}

@@ -26,8 +26,8 @@ func newGeneratedDump(size int64, exit error) *generatedDump {
 	return &generatedDump{Reader: io.LimitReader(rand.NewChaCha8([32]byte{1}), size), exit: exit}
 }
 
-func (g *generatedDump) Wait() error { return g.exit }
-func (g *generatedDump) Abort()      { g.aborted = true }
+func (g *generatedDump) wait() error { return g.exit }
+func (g *generatedDump) abort()      { g.aborted = true }
 
 // generatedSum is the SHA-256 of what newGeneratedDump(size, …) yields.
 func generatedSum(t *testing.T, size int64) string {
@@ -45,7 +45,7 @@ func generatedSum(t *testing.T, size int64) string {
 func TestStoreArtifactInParts(t *testing.T) {
 	s3 := startVersityGW(t, nil)
 	ctx := context.Background()
-	store, err := OpenStorage(s3.target("parts/x"), s3.credentials())
+	store, err := openStorage(s3.target("parts/x"), s3.credentials())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestStoreArtifactInParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		object, err := store.Get(ctx, "parts/ok")
+		object, err := store.get(ctx, "parts/ok")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestStoreArtifactInParts(t *testing.T) {
 	if _, err := storeArtifact(ctx, store, "parts/failed", newGeneratedDump(size, failed), DefaultCompressLevel, ""); !errors.Is(err, failed) {
 		t.Errorf("storeArtifact of a failed dump = %v, want its error", err)
 	}
-	if _, err := store.Stat(ctx, "parts/failed"); !errors.Is(err, ErrNotFound) {
+	if _, err := store.stat(ctx, "parts/failed"); !errors.Is(err, errNotFound) {
 		t.Errorf("a failed dump left an object: %v", err)
 	}
 	for upload := range s3.client.ListIncompleteUploads(ctx, s3.bucket, "parts/", true) {

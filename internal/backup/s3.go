@@ -34,20 +34,20 @@ type s3Storage struct {
 
 func newS3Storage(t Target, creds Credentials) (*s3Storage, error) {
 	if t.S3Bucket == "" {
-		return nil, fmt.Errorf("--%s is required with --%s", FlagS3Bucket, FlagS3Endpoint)
+		return nil, fmt.Errorf("--%s is required with --%s", flagS3Bucket, flagS3Endpoint)
 	}
 	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
 		return nil, fmt.Errorf("the S3 credentials are missing: set %s and %s", EnvAccessKeyID, EnvSecretAccessKey)
 	}
 	u, err := url.Parse(t.S3Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--%s %q is not an http:// or https:// URL", FlagS3Endpoint, t.S3Endpoint)
+		return nil, fmt.Errorf("--%s %q is not an http:// or https:// URL", flagS3Endpoint, t.S3Endpoint)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("--%s must not hold credentials; set %s and %s", FlagS3Endpoint, EnvAccessKeyID, EnvSecretAccessKey)
+		return nil, fmt.Errorf("--%s must not hold credentials; set %s and %s", flagS3Endpoint, EnvAccessKeyID, EnvSecretAccessKey)
 	}
 	if u.Path != "" && u.Path != "/" {
-		return nil, fmt.Errorf("--%s %q has a path; give the store's root URL", FlagS3Endpoint, t.S3Endpoint)
+		return nil, fmt.Errorf("--%s %q has a path; give the store's root URL", flagS3Endpoint, t.S3Endpoint)
 	}
 	secure := u.Scheme == "https"
 	transport, err := minio.DefaultTransport(secure)
@@ -77,7 +77,7 @@ func newS3Storage(t Target, creds Credentials) (*s3Storage, error) {
 		MaxRetries:   s3MaxRetries,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("--%s %q: %w", FlagS3Endpoint, t.S3Endpoint, err)
+		return nil, fmt.Errorf("--%s %q: %w", flagS3Endpoint, t.S3Endpoint, err)
 	}
 	return &s3Storage{client: client, endpoint: t.S3Endpoint, bucket: t.S3Bucket}, nil
 }
@@ -87,23 +87,23 @@ func newS3Storage(t Target, creds Credentials) (*s3Storage, error) {
 func caPool(file string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read --%s: %w", FlagS3CAFile, err)
+		return nil, fmt.Errorf("cannot read --%s: %w", flagS3CAFile, err)
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--%s %s holds no PEM certificate", FlagS3CAFile, file)
+		return nil, fmt.Errorf("--%s %s holds no PEM certificate", flagS3CAFile, file)
 	}
 	return pool, nil
 }
 
-// Check asks for the bucket (HEAD), and when the answer is 404 or 403, reads an object to learn
+// check asks for the bucket (HEAD), and when the answer is 404 or 403, reads an object to learn
 // why: HEAD's answer has no body, so it cannot tell a missing bucket from an unknown access key
 // (which some stores answer with 404), nor wrong credentials from a policy that grants objects
 // but not the bucket. A GET's error names its cause.
-func (s *s3Storage) Check(ctx context.Context) error {
+func (s *s3Storage) check(ctx context.Context) error {
 	exists, err := s.client.BucketExists(ctx, s.bucket)
 	if err != nil && minio.ToErrorResponse(err).Code != minio.AccessDenied {
 		return s.describe(err)
@@ -122,11 +122,11 @@ func (s *s3Storage) Check(ctx context.Context) error {
 	return s.describe(err)
 }
 
-// Put sends an object of known size in one request, and a stream of unknown length as a
+// put sends an object of known size in one request, and a stream of unknown length as a
 // multipart upload, which minio-go aborts when r or a part fails, so the store keeps nothing of
 // it.
-func (s *s3Storage) Put(ctx context.Context, key string, r io.Reader, size int64) error {
-	if err := ValidateKey(key); err != nil {
+func (s *s3Storage) put(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := validateKey(key); err != nil {
 		return err
 	}
 	src := &recordingReader{r: r}
@@ -143,8 +143,8 @@ func (s *s3Storage) Put(ctx context.Context, key string, r io.Reader, size int64
 	return nil
 }
 
-func (s *s3Storage) Get(ctx context.Context, key string) (io.ReadCloser, error) {
-	if err := ValidateKey(key); err != nil {
+func (s *s3Storage) get(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := validateKey(key); err != nil {
 		return nil, err
 	}
 	r, err := s.open(ctx, key)
@@ -155,7 +155,7 @@ func (s *s3Storage) Get(ctx context.Context, key string) (io.ReadCloser, error) 
 }
 
 // open starts reading the object at key. GetObject sends nothing until read: peeking makes the
-// request, so that a missing object or a refused credential is told here. A GET, unlike Stat's
+// request, so that a missing object or a refused credential is told here. A GET, unlike stat's
 // HEAD, has the error's code in its body.
 func (s *s3Storage) open(ctx context.Context, key string) (io.ReadCloser, error) {
 	object, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
@@ -173,8 +173,8 @@ func (s *s3Storage) open(ctx context.Context, key string) (io.ReadCloser, error)
 	}{buffered, object}, nil
 }
 
-func (s *s3Storage) Stat(ctx context.Context, key string) (int64, error) {
-	if err := ValidateKey(key); err != nil {
+func (s *s3Storage) stat(ctx context.Context, key string) (int64, error) {
+	if err := validateKey(key); err != nil {
 		return 0, err
 	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
@@ -184,8 +184,8 @@ func (s *s3Storage) Stat(ctx context.Context, key string) (int64, error) {
 	return info.Size, nil
 }
 
-func (s *s3Storage) Delete(ctx context.Context, key string) error {
-	if err := ValidateKey(key); err != nil {
+func (s *s3Storage) delete(ctx context.Context, key string) error {
+	if err := validateKey(key); err != nil {
 		return err
 	}
 	err := s.client.RemoveObject(ctx, s.bucket, key, minio.RemoveObjectOptions{})
@@ -197,7 +197,7 @@ func (s *s3Storage) Delete(ctx context.Context, key string) error {
 
 func (s *s3Storage) objectError(key string, err error) error {
 	if minio.ToErrorResponse(err).Code == minio.NoSuchKey {
-		return fmt.Errorf("%s: %w", key, ErrNotFound)
+		return fmt.Errorf("%s: %w", key, errNotFound)
 	}
 	return fmt.Errorf("cannot read %s: %w", key, s.describe(err))
 }
@@ -217,7 +217,7 @@ func (s *s3Storage) describe(err error) error {
 			s.endpoint, EnvAccessKeyID, s.bucket, code, EnvAccessKeyID, EnvSecretAccessKey)
 	case errors.As(err, &certErr) || errors.As(err, &unknownCA):
 		return fmt.Errorf("the certificate of the object store at %s is not trusted; give its authority with --%s: %w",
-			s.endpoint, FlagS3CAFile, err)
+			s.endpoint, flagS3CAFile, err)
 	case errors.As(err, &netErr):
 		return fmt.Errorf("cannot reach the object store at %s: %w", s.endpoint, err)
 	case code != "":

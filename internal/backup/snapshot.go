@@ -56,7 +56,7 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 	defer func() {
 		if err != nil {
 			if dump != nil {
-				dump.Abort()
+				dump.abort()
 			}
 			s.close()
 		}
@@ -305,7 +305,7 @@ func (s *snapshot) waitForDumpTransaction(ctx context.Context, user string, befo
 	for {
 		select {
 		case <-dump.exited():
-			return dump.Wait()
+			return dump.wait()
 		default:
 		}
 		found, err := s.dumpTransactionBegan(ctx, user, before)
@@ -317,7 +317,7 @@ func (s *snapshot) waitForDumpTransaction(ctx context.Context, user string, befo
 		}
 		select {
 		case <-dump.exited():
-			return dump.Wait()
+			return dump.wait()
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(trxPollInterval):

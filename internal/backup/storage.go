@@ -10,25 +10,25 @@ import (
 	"time"
 )
 
-// Storage holds a backup's objects: the artifact and its manifest.
-type Storage interface {
-	// Check tells, before any work, whether the storage can be reached with the credentials given
+// storage holds a backup's objects: the artifact and its manifest.
+type storage interface {
+	// check tells, before any work, whether the storage can be reached with the credentials given
 	// and the bucket or folder exists, so that a dump fails before it locks the server.
-	Check(ctx context.Context) error
-	// Put stores everything r yields at key; size is its length, or -1 when it is not known in
+	check(ctx context.Context) error
+	// put stores everything r yields at key; size is its length, or -1 when it is not known in
 	// advance (a dump's). It is all or nothing: when r fails, or the write does, nothing is left
 	// at key (an object that was there before is kept).
-	Put(ctx context.Context, key string, r io.Reader, size int64) error
-	// Get streams the object at key; ErrNotFound when there is none.
-	Get(ctx context.Context, key string) (io.ReadCloser, error)
-	// Stat returns the size of the object at key; ErrNotFound when there is none.
-	Stat(ctx context.Context, key string) (int64, error)
-	// Delete removes the object at key; a missing object is not an error.
-	Delete(ctx context.Context, key string) error
+	put(ctx context.Context, key string, r io.Reader, size int64) error
+	// get streams the object at key; errNotFound when there is none.
+	get(ctx context.Context, key string) (io.ReadCloser, error)
+	// stat returns the size of the object at key; errNotFound when there is none.
+	stat(ctx context.Context, key string) (int64, error)
+	// delete removes the object at key; a missing object is not an error.
+	delete(ctx context.Context, key string) error
 }
 
-// ErrNotFound is returned for an object that does not exist.
-var ErrNotFound = errors.New("no such object")
+// errNotFound is returned for an object that does not exist.
+var errNotFound = errors.New("no such object")
 
 // Credentials are the secrets a subcommand reads from its environment.
 type Credentials struct {
@@ -36,22 +36,22 @@ type Credentials struct {
 	SecretAccessKey string
 }
 
-// OpenStorage returns the storage of the target: its bucket, or its folder.
-func OpenStorage(t Target, creds Credentials) (Storage, error) {
+// openStorage returns the storage of the target: its bucket, or its folder.
+func openStorage(t Target, creds Credentials) (storage, error) {
 	switch {
 	case t.S3Endpoint != "" && t.Volume != "":
-		return nil, fmt.Errorf("give either --%s or --%s, not both", FlagS3Endpoint, FlagVolume)
+		return nil, fmt.Errorf("give either --%s or --%s, not both", flagS3Endpoint, flagVolume)
 	case t.S3Endpoint != "":
 		return newS3Storage(t, creds)
 	case t.Volume != "":
 		return newVolumeStorage(t.Volume)
 	}
-	return nil, fmt.Errorf("give the storage: --%s and --%s, or --%s", FlagS3Endpoint, FlagS3Bucket, FlagVolume)
+	return nil, fmt.Errorf("give the storage: --%s and --%s, or --%s", flagS3Endpoint, flagS3Bucket, flagVolume)
 }
 
-// ValidateKey refuses keys that could name something outside the bucket's prefix or the
+// validateKey refuses keys that could name something outside the bucket's prefix or the
 // volume's folder.
-func ValidateKey(key string) error {
+func validateKey(key string) error {
 	switch {
 	case key == "":
 		return errors.New("the key is empty")
@@ -75,14 +75,14 @@ func ValidateKey(key string) error {
 
 // sqlObjects are the objects of the database backup at key, its manifest first.
 func sqlObjects(key string) []string {
-	return []string{ManifestKey(key), ArtifactKey(key, false), ArtifactKey(key, true)}
+	return []string{manifestKey(key), ArtifactKey(key, false), ArtifactKey(key, true)}
 }
 
 // deleteObjects deletes objects in order. Every list names the manifest first, so that a backup
 // is never listed whose artifact is already gone.
-func deleteObjects(ctx context.Context, store Storage, objects []string) error {
+func deleteObjects(ctx context.Context, store storage, objects []string) error {
 	for _, object := range objects {
-		if err := store.Delete(ctx, object); err != nil {
+		if err := store.delete(ctx, object); err != nil {
 			return err
 		}
 	}
@@ -92,7 +92,7 @@ func deleteObjects(ctx context.Context, store Storage, objects []string) error {
 // replaceBackup runs write, which stores a backup's artifact and then its manifest, in place of
 // the objects the key held. They are deleted first, so that no manifest describes the key until
 // the new backup is whole, and again when write fails, so that a failure leaves nothing behind.
-func replaceBackup(ctx context.Context, store Storage, objects []string, write func() error) error {
+func replaceBackup(ctx context.Context, store storage, objects []string, write func() error) error {
 	if err := deleteObjects(ctx, store, objects); err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func replaceBackup(ctx context.Context, store Storage, objects []string, write f
 // prune deletes the backups of keys, never the one just written, and returns those it deleted
 // (a key that held nothing counts: retention wants it gone, and it is). objects names what a
 // backup of this kind keeps at a key.
-func prune(ctx context.Context, store Storage, current string, keys []string, objects func(key string) []string) ([]string, error) {
+func prune(ctx context.Context, store storage, current string, keys []string, objects func(key string) []string) ([]string, error) {
 	var pruned []string
 	for _, key := range keys {
 		if key == current {

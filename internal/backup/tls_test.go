@@ -19,28 +19,28 @@ func TestS3OverHTTPS(t *testing.T) {
 	ctx := context.Background()
 	target := s3.target("tls/object")
 
-	store, err := OpenStorage(target, s3.credentials())
+	store, err := openStorage(target, s3.credentials())
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = store.Check(ctx)
-	if err == nil || !strings.Contains(err.Error(), "is not trusted; give its authority with --"+FlagS3CAFile) {
-		t.Fatalf("check without the authority = %v, want an error naming --%s", err, FlagS3CAFile)
+	err = store.check(ctx)
+	if err == nil || !strings.Contains(err.Error(), "is not trusted; give its authority with --"+flagS3CAFile) {
+		t.Fatalf("check without the authority = %v, want an error naming --%s", err, flagS3CAFile)
 	}
 	t.Log(err)
 
 	target.S3CAFile = server.CAFile
-	if store, err = OpenStorage(target, s3.credentials()); err != nil {
+	if store, err = openStorage(target, s3.credentials()); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Check(ctx); err != nil {
+	if err := store.check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("appkeeper "), 1000)
-	if err := store.Put(ctx, target.Key, bytes.NewReader(data), -1); err != nil {
+	if err := store.put(ctx, target.Key, bytes.NewReader(data), -1); err != nil {
 		t.Fatal(err)
 	}
-	r, err := store.Get(ctx, target.Key)
+	r, err := store.get(ctx, target.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestS3OverHTTPS(t *testing.T) {
 	}
 
 	target.S3CAFile = s3.dir // a folder, not PEM
-	if _, err := OpenStorage(target, s3.credentials()); err == nil {
+	if _, err := openStorage(target, s3.credentials()); err == nil {
 		t.Error("a --s3-ca-file that is not PEM was accepted")
 	}
 }

@@ -13,12 +13,12 @@ import (
 
 func TestValidateKey(t *testing.T) {
 	for _, key := range []string{"prod/shop/db/db-20261123-0200", "a", "ns/mysql/backup.v1"} {
-		if err := ValidateKey(key); err != nil {
+		if err := validateKey(key); err != nil {
 			t.Errorf("ValidateKey(%q) = %v", key, err)
 		}
 	}
 	for _, key := range []string{"", "/abs/key", "a/../b", "..", "../x", "a/..", "a//b", "a/./b", "a/", "a\x00b"} {
-		if err := ValidateKey(key); err == nil {
+		if err := validateKey(key); err == nil {
 			t.Errorf("ValidateKey(%q) accepted it", key)
 		}
 	}

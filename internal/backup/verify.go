@@ -16,8 +16,8 @@ type VerifyOptions struct {
 	WaitTimeout time.Duration
 }
 
-// DefaultWaitTimeout leaves a restored server the time to load a large dump before it listens.
-const DefaultWaitTimeout = 10 * time.Minute
+// defaultWaitTimeout leaves a restored server the time to load a large dump before it listens.
+const defaultWaitTimeout = 10 * time.Minute
 
 // maxMismatches bounds the mismatches a Result lists: it must fit a termination message.
 const maxMismatches = 20
@@ -26,16 +26,16 @@ const maxMismatches = 20
 // Result.Verified; an error means there is no verdict (the server or the storage failed).
 func Verify(ctx context.Context, o VerifyOptions) (Result, error) {
 	res := Result{Key: o.Target.Key}
-	if err := ValidateKey(o.Target.Key); err != nil {
-		return res, fmt.Errorf("--%s: %w", FlagKey, err)
+	if err := validateKey(o.Target.Key); err != nil {
+		return res, fmt.Errorf("--%s: %w", flagKey, err)
 	}
 	if o.Connection.Host == "" || o.Connection.User == "" {
 		return res, fmt.Errorf("--%s and --%s are required", FlagHost, FlagUser)
 	}
 	if o.WaitTimeout <= 0 {
-		o.WaitTimeout = DefaultWaitTimeout
+		o.WaitTimeout = defaultWaitTimeout
 	}
-	store, err := OpenStorage(o.Target, o.Credentials)
+	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return res, err
 	}
@@ -64,7 +64,7 @@ func Verify(ctx context.Context, o VerifyOptions) (Result, error) {
 // compareTables lists how the server's tables differ from the manifest's: a table of the
 // manifest that is missing or differs, and a table the server has in one of the manifest's
 // databases that the backup did not hold. Other databases are not the backup's concern.
-func compareTables(ctx context.Context, q querier, m *Manifest) ([]string, error) {
+func compareTables(ctx context.Context, q querier, m *manifest) ([]string, error) {
 	tables, err := listTables(ctx, q, m.Databases)
 	if err != nil {
 		return nil, err
@@ -85,13 +85,13 @@ func compareTables(ctx context.Context, q querier, m *Manifest) ([]string, error
 	}
 	inBackup := make(map[string]bool, len(m.Tables))
 	for _, want := range m.Tables {
-		inBackup[want.Name()] = true
-		t, ok := onServer[want.Name()]
+		inBackup[want.name()] = true
+		t, ok := onServer[want.name()]
 		if !ok && !databases[want.Database] {
 			continue // told once, for its database
 		}
 		if !ok {
-			mismatches = append(mismatches, want.Name()+": missing")
+			mismatches = append(mismatches, want.name()+": missing")
 			continue
 		}
 		got, err := checksumTable(ctx, q, t)
@@ -100,9 +100,9 @@ func compareTables(ctx context.Context, q querier, m *Manifest) ([]string, error
 		}
 		switch {
 		case got.Rows != want.Rows:
-			mismatches = append(mismatches, fmt.Sprintf("%s: rows %d != %d", want.Name(), want.Rows, got.Rows))
+			mismatches = append(mismatches, fmt.Sprintf("%s: rows %d != %d", want.name(), want.Rows, got.Rows))
 		case got.Checksum != want.Checksum:
-			mismatches = append(mismatches, fmt.Sprintf("%s: checksum %s != %s", want.Name(), want.Checksum, got.Checksum))
+			mismatches = append(mismatches, fmt.Sprintf("%s: checksum %s != %s", want.name(), want.Checksum, got.Checksum))
 		}
 	}
 	for _, t := range tables {

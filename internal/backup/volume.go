@@ -19,12 +19,12 @@ type volumeStorage struct {
 
 func newVolumeStorage(root string) (*volumeStorage, error) {
 	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("--%s %q is not an absolute path", FlagVolume, root)
+		return nil, fmt.Errorf("--%s %q is not an absolute path", flagVolume, root)
 	}
 	return &volumeStorage{root: filepath.Clean(root)}, nil
 }
 
-func (v *volumeStorage) Check(context.Context) error {
+func (v *volumeStorage) check(context.Context) error {
 	info, err := os.Stat(v.root)
 	if err != nil {
 		return fmt.Errorf("the backup volume at %s cannot be used: %w", v.root, describeFileError(err))
@@ -36,16 +36,16 @@ func (v *volumeStorage) Check(context.Context) error {
 }
 
 func (v *volumeStorage) path(key string) (string, error) {
-	if err := ValidateKey(key); err != nil {
+	if err := validateKey(key); err != nil {
 		return "", err
 	}
 	return filepath.Join(v.root, filepath.FromSlash(key)), nil
 }
 
-// Put writes a temporary file beside the destination and renames it once its content is synced,
+// put writes a temporary file beside the destination and renames it once its content is synced,
 // so that a crash or a failed stream never leaves a partial file at key, and a reader never sees
 // one.
-func (v *volumeStorage) Put(_ context.Context, key string, r io.Reader, _ int64) (err error) {
+func (v *volumeStorage) put(_ context.Context, key string, r io.Reader, _ int64) (err error) {
 	dest, err := v.path(key)
 	if err != nil {
 		return err
@@ -87,14 +87,14 @@ func (v *volumeStorage) Put(_ context.Context, key string, r io.Reader, _ int64)
 	return syncDir(dir)
 }
 
-func (v *volumeStorage) Get(_ context.Context, key string) (io.ReadCloser, error) {
+func (v *volumeStorage) get(_ context.Context, key string) (io.ReadCloser, error) {
 	p, err := v.path(key)
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", key, errNotFound)
 	}
 	if err != nil {
 		return nil, v.fileError("read "+key, err)
@@ -102,14 +102,14 @@ func (v *volumeStorage) Get(_ context.Context, key string) (io.ReadCloser, error
 	return f, nil
 }
 
-func (v *volumeStorage) Stat(_ context.Context, key string) (int64, error) {
+func (v *volumeStorage) stat(_ context.Context, key string) (int64, error) {
 	p, err := v.path(key)
 	if err != nil {
 		return 0, err
 	}
 	info, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, fmt.Errorf("%s: %w", key, ErrNotFound)
+		return 0, fmt.Errorf("%s: %w", key, errNotFound)
 	}
 	if err != nil {
 		return 0, v.fileError("read "+key, err)
@@ -117,7 +117,7 @@ func (v *volumeStorage) Stat(_ context.Context, key string) (int64, error) {
 	return info.Size(), nil
 }
 
-func (v *volumeStorage) Delete(_ context.Context, key string) error {
+func (v *volumeStorage) delete(_ context.Context, key string) error {
 	p, err := v.path(key)
 	if err != nil {
 		return err
