@@ -11,6 +11,9 @@ const MySQLBackupAppName = "mysqlbackup"
 // by label whether or not the MySQL owns them.
 const LabelMySQL = "apps.appkeeper.dev/mysql"
 
+// AnnotationBackupReason on a MySQLBackup the operator creates says why: Scheduled or PreUpgrade.
+const AnnotationBackupReason = "apps.appkeeper.dev/backup-reason"
+
 // Why a MySQLBackup was taken.
 const (
 	BackupReasonOnDemand   = "OnDemand"

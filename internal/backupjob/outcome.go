@@ -1,4 +1,4 @@
-package mysqlbackup
+package backupjob
 
 import (
 	"encoding/json"
@@ -12,8 +12,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/backup"
 )
 
-// JobOutcome is what a Job's status and its pods' termination messages say.
-type JobOutcome struct {
+// Outcome is what a Job's status and its pods' termination messages say.
+type Outcome struct {
 	Done, Failed bool
 	// Attempts counts the failed pods.
 	Attempts int32
@@ -23,10 +23,10 @@ type JobOutcome struct {
 	Message string
 }
 
-// ObserveJob reads a Job's outcome; container is the one whose termination message carries the
+// Observe reads a Job's outcome; container is the one whose termination message carries the
 // result, fallback the one whose result explains a failure before it ran (a fetch that failed).
-func ObserveJob(job *batchv1.Job, pods []corev1.Pod, container, fallback string) JobOutcome {
-	out := JobOutcome{Attempts: job.Status.Failed}
+func Observe(job *batchv1.Job, pods []corev1.Pod, container, fallback string) Outcome {
+	out := Outcome{Attempts: job.Status.Failed}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/controller/mysql"
+	"github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
 // The interval of a schedule is the longest gap between consecutive times among its next

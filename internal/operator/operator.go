@@ -30,7 +30,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apiserverwait"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/metrics"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
@@ -196,7 +196,7 @@ func NewManager(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := kube.IndexPodsByInstance(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("index pods: %w", err)
 	}
-	if err := mysqlbackup.IndexByMySQL(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := backupjob.IndexBackupsByMySQL(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
 	podMonitors := podmonitor.NewKeeper(mgr, podMonitorsAtStart)

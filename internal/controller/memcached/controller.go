@@ -4,9 +4,7 @@ package memcached
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +27,6 @@ import (
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles Memcacheds.
@@ -52,50 +49,38 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// kind tells the shared pass where a Memcached keeps its status.
+var kind = pass.Kind[*appsv1alpha1.Memcached]{
+	Name:       "Memcached",
+	Status:     func(mc *appsv1alpha1.Memcached) any { return mc.Status },
+	Conditions: func(mc *appsv1alpha1.Memcached) []metav1.Condition { return mc.Status.Conditions },
+	Rollout:    func(mc *appsv1alpha1.Memcached) appsv1alpha1.RolloutStatus { return mc.Status.Rollout },
+}
+
 // Reconcile applies the Memcached's children and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	mc := &appsv1alpha1.Memcached{}
-	if err := r.Client.Get(ctx, req.NamespacedName, mc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.Memcached{})
+	if p == nil {
+		return early, err
 	}
-	if !mc.DeletionTimestamp.IsZero() {
-		// Owner references hand the children to the garbage collector; nothing else to clean up.
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(mc, mc.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	original := mc.DeepCopy()
+	mc := p.Instance
 	pods, podsErr := r.listPods(ctx, mc)
-	desired := revision(mc)
-	decision := decide(mc, desired, pods)
+	p.Desired = revision(mc)
+	p.Decision = decide(mc, p.Desired, pods)
 	// target is the Memcached as this pass builds it: the spec, or the last good members of a
 	// rolled back one.
 	target := mc.DeepCopy()
 	sts := &appsv1.StatefulSet{}
-	defer func() {
-		observed := sts
-		if sts.UID == "" {
-			observed = nil
-		}
-		if err == nil && target.DesiredSize() > 0 && rolloutComplete(target, observed) {
-			decision.Complete(desired, time.Now())
-		}
-		mc.Status = computeStatus(target, decision, observed, pods, podsErr, err)
-		conditions.WarnWhenDegraded(ctx, r.Recorder, mc, original.Status.Conditions, mc.Status.Conditions)
-		// Pods that could not be read show no failure, leave the members last reported in place
-		// and are read again on retry.
-		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "Memcached", original, mc, decision,
-			func(m *appsv1alpha1.Memcached) any { return m.Status }))
-		// A pass waiting for a watched object to go needs no retry.
-		err = failure.DropWatchedWaits(err)
-		if err == nil {
-			// The progress deadline of a rollout under way runs out with no event to tell of it.
-			result.RequeueAfter = earliest(result.RequeueAfter, decision.Recheck)
-		}
-	}()
-	if target.Spec, err = rollout.Target(decision, mc.Spec, podFields); err != nil {
+	defer p.Finish(ctx, &result, &err, pass.End{
+		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, observedStatefulSet(sts)) },
+		Status: func(passErr error) error {
+			mc.Status = computeStatus(target, p.Decision, observedStatefulSet(sts), pods, podsErr, passErr)
+			// Pods that could not be read show no failure, leave the members last reported in
+			// place and are read again on retry.
+			return podsErr
+		},
+	})
+	if target.Spec, err = rollout.Target(p.Decision, mc.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -108,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	); err != nil {
 		return ctrl.Result{}, err
 	}
-	if replaced, err := r.replaceFailedMembers(ctx, mc, sts, pods, decision); err != nil || replaced {
+	if replaced, err := r.replaceFailedMembers(ctx, mc, sts, pods, p.Decision); err != nil || replaced {
 		// The members left wait for a pass that sees the deletion.
 		return ctrl.Result{}, err
 	}
@@ -116,30 +101,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	return ctrl.Result{RequeueAfter: recheck}, err
 }
 
-// replaceWedgedMember deletes one member that runs an older revision and cannot become Ready: the
-// StatefulSet would wait for it forever, so a broken image or flags, once fixed in the spec, would
-// never roll out. One member at a time, and only while every other member exists and none is
-// terminating. recheck is when a member still in its grace should be looked at again.
-func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
-	memberPods := members(mc, sts, pods)
-	wedged, recheck := rollout.WedgedMembers(sts, memberPods, time.Now())
-	if len(wedged) == 0 || sts.Spec.Replicas == nil || len(memberPods) < int(*sts.Spec.Replicas) || anyTerminating(sts, pods) {
-		return recheck, nil
+// observedStatefulSet is sts once a step has read or applied it, or nil when it does not exist yet
+// or could not be read.
+func observedStatefulSet(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
+	if sts.UID == "" {
+		return nil
 	}
-	if err := r.wedged.Delete(ctx, r.Client, r.Recorder, mc, wedged[0]); err != nil {
-		return 0, fmt.Errorf("member of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
-	}
-	return recheck, nil
-}
-
-// anyTerminating tells whether a pod of the StatefulSet is being deleted.
-func anyTerminating(sts *appsv1.StatefulSet, pods []corev1.Pod) bool {
-	for i := range pods {
-		if metav1.IsControlledBy(&pods[i], sts) && pods[i].DeletionTimestamp != nil {
-			return true
-		}
-	}
-	return false
+	return sts
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {

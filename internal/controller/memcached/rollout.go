@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
@@ -56,10 +57,41 @@ func (r *Reconciler) replaceFailedMembers(ctx context.Context, mc *appsv1alpha1.
 	return replaced, nil
 }
 
-// earliest is the sooner of two requeue delays, zero meaning none.
-func earliest(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
+// rolloutComplete is true when the StatefulSet runs the current spec on exactly the desired number
+// of members, all of them available.
+func rolloutComplete(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
+	if sts == nil || sts.Status.ObservedGeneration < sts.Generation || !templateCurrent(mc, sts) {
+		return false
 	}
-	return a
+	want := mc.DesiredSize()
+	s := sts.Status
+	return sts.Spec.Replicas != nil && *sts.Spec.Replicas == want &&
+		s.Replicas == want && s.UpdatedReplicas == want && s.AvailableReplicas == want &&
+		s.CurrentRevision == s.UpdateRevision
+}
+
+// replaceWedgedMember deletes one member that runs an older revision and cannot become Ready: the
+// StatefulSet would wait for it forever, so a broken image or flags, once fixed in the spec, would
+// never roll out. One member at a time, and only while every other member exists and none is
+// terminating. recheck is when a member still in its grace should be looked at again.
+func (r *Reconciler) replaceWedgedMember(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
+	memberPods := members(mc, sts, pods)
+	wedged, recheck := rollout.WedgedMembers(sts, memberPods, time.Now())
+	if len(wedged) == 0 || sts.Spec.Replicas == nil || len(memberPods) < int(*sts.Spec.Replicas) || anyTerminating(sts, pods) {
+		return recheck, nil
+	}
+	if err := r.wedged.Delete(ctx, r.Client, r.Recorder, mc, wedged[0]); err != nil {
+		return 0, fmt.Errorf("member of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
+	}
+	return recheck, nil
+}
+
+// anyTerminating tells whether a pod of the StatefulSet is being deleted.
+func anyTerminating(sts *appsv1.StatefulSet, pods []corev1.Pod) bool {
+	for i := range pods {
+		if metav1.IsControlledBy(&pods[i], sts) && pods[i].DeletionTimestamp != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -115,19 +115,6 @@ func templateCurrent(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
 	return false
 }
 
-// rolloutComplete is true when the StatefulSet runs the current spec on exactly the desired number
-// of members, all of them available.
-func rolloutComplete(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) bool {
-	if sts == nil || sts.Status.ObservedGeneration < sts.Generation || !templateCurrent(mc, sts) {
-		return false
-	}
-	want := mc.DesiredSize()
-	s := sts.Status
-	return sts.Spec.Replicas != nil && *sts.Spec.Replicas == want &&
-		s.Replicas == want && s.UpdatedReplicas == want && s.AvailableReplicas == want &&
-		s.CurrentRevision == s.UpdateRevision
-}
-
 // available is the Available condition of a Memcached with ready members. The StatefulSet
 // replaces members one at a time, so during a rollout one member may be down: the cache stays
 // Available while size − 1 members serve. Members a scale up adds (starting) are not counted as

@@ -27,12 +27,11 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles MySQLs.
@@ -73,10 +72,22 @@ const restoreSourceIndex = "mysql.restore.backupName"
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create
 
-// observed is what a pass saw of the children, for the status.
+// kind tells the shared pass where a MySQL keeps its status.
+var kind = pass.Kind[*appsv1alpha1.MySQL]{
+	Name:       "MySQL",
+	Status:     func(m *appsv1alpha1.MySQL) any { return m.Status },
+	Conditions: func(m *appsv1alpha1.MySQL) []metav1.Condition { return m.Status.Conditions },
+	Rollout:    func(m *appsv1alpha1.MySQL) appsv1alpha1.RolloutStatus { return m.Status.Rollout },
+}
+
+// observed is what a pass saw of the children and built, for the status.
 type observed struct {
-	sts   *appsv1.StatefulSet
-	claim *corev1.PersistentVolumeClaim
+	// target is the spec the pod and my.cnf are built from.
+	target appsv1alpha1.MySQLSpec
+	// applied tells whether the pass applied the StatefulSet built from target.
+	applied bool
+	sts     *appsv1.StatefulSet
+	claim   *corev1.PersistentVolumeClaim
 	// claimErr is why the data PVC could not be read.
 	claimErr error
 	// pods are the server's pods, or podsErr why they could not be read; podsRead tells whether
@@ -100,27 +111,17 @@ type observed struct {
 // own: owner references take the children, and the StatefulSet's claim retention policy and the
 // generated Secret's owner reference decide, by the deletion policy, whether data and passwords go too.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	m := &appsv1alpha1.MySQL{}
-	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.MySQL{})
+	if p == nil {
+		return early, err
 	}
-	if !m.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(m, m.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	original := m.DeepCopy()
-	var seen observed
-	// A pass that ends before it decides leaves the rollout as it was.
-	pass := rolloutPass{target: m.Spec, decision: rollout.Decision{Status: *m.Status.Rollout.DeepCopy()}}
-	defer func() {
-		if err = r.writeStatus(ctx, original, m, &seen, &pass, err); err == nil {
-			// The progress deadline of a rollout under way runs out with no event to tell of it.
-			result.RequeueAfter = earliest(result.RequeueAfter, pass.decision.Recheck)
-		}
-	}()
+	m := p.Instance
+	// A pass that ends before it decides builds the server from the spec as written.
+	seen := observed{target: m.Spec}
+	defer p.Finish(ctx, &result, &err, pass.End{
+		RolloutComplete: func() bool { return seen.applied && runsTarget(seen.sts, built(m, seen.target)) },
+		Status:          func(passErr error) error { return r.observeStatus(ctx, p, &seen, passErr) },
+	})
 
 	if err := r.reconcileCredentials(ctx, m); err != nil {
 		return ctrl.Result{}, err
@@ -145,22 +146,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		// rollout to judge.
 		return ctrl.Result{}, r.reconcileBackupAccount(ctx, m, runsExporter(seen.sts))
 	}
-	return r.reconcileServer(ctx, m, &seen, &pass)
+	return r.reconcileServer(ctx, p, &seen)
 }
 
 // reconcileServer decides which revision of the server to run, and applies my.cnf and the
 // StatefulSet built from it.
-func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass) (ctrl.Result, error) {
+func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed) (ctrl.Result, error) {
+	m := p.Instance
 	// Pods that could not be read show no failure: the status reports the read error, and the
 	// pass is retried.
 	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 	seen.podsRead = true
-	nextBackup, err := r.decide(ctx, m, seen, pass, time.Now())
+	nextBackup, err := r.decide(ctx, p, seen, time.Now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	target := m.DeepCopy()
-	target.Spec = pass.target
+	target := built(m, seen.target)
 	// The accounts mysqld makes at its start follow the pod it starts in: a rolled back revision
 	// brings back its own exporter, or takes it away, whatever the spec says.
 	if err := r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled); err != nil {
@@ -173,26 +174,27 @@ func (r *Reconciler) reconcileServer(ctx context.Context, m *appsv1alpha1.MySQL,
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}
-	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, pass.decision.RollBack); err != nil {
+	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack); err != nil {
 		return ctrl.Result{}, err
 	}
-	pass.applied = true
+	seen.applied = true
 	if err := r.PodMonitors.Reconcile(ctx, r.Client, m, target.Spec.Monitoring.Enabled, m.SelectorLabels()); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.replaceFailedServer(ctx, m, *seen, pass.decision); err != nil {
+	if err := r.replaceFailedServer(ctx, m, *seen, p.Decision); err != nil {
 		return ctrl.Result{}, err
 	}
 	recheck, err := r.replaceWedgedServer(ctx, m, seen.sts, seen.pods)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, *seen)
+	return ctrl.Result{RequeueAfter: pass.Earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, *seen)
 }
 
-// writeStatus computes the status from what the pass saw and decided and from passErr, its error,
-// records the Events it calls for and writes it if it changed; it returns the error to retry.
-func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass, passErr error) error {
+// observeStatus computes the status from what the pass saw and decided and from passErr, its
+// error, and records the Events it calls for; it returns the error of the reads it relied on.
+func (r *Reconciler) observeStatus(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed, passErr error) error {
+	m := p.Instance
 	if seen.claim == nil {
 		seen.claim, seen.claimErr = r.claim(ctx, m)
 	}
@@ -200,27 +202,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, original, m *appsv1alpha1.
 		seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
 	}
 	// The status speaks of the server the pass built: the spec, or the last good revision's.
-	built := m.DeepCopy()
-	built.Spec = pass.target
-	if passErr == nil && pass.applied && runsTarget(seen.sts, built) {
-		pass.decision.Complete(pass.desired, time.Now())
-	}
-	m.Status = computeStatus(built, pass.decision, *seen, passErr)
-	r.recordTransitions(original, m)
-	conditions.WarnWhenDegraded(ctx, r.Recorder, m, original.Status.Conditions, m.Status.Conditions)
+	m.Status = computeStatus(built(m, seen.target), p.Decision, *seen, passErr)
+	r.recordTransitions(p.Original, m)
 	// A failed read leaves its conditions Unknown and is retried like any other error.
-	err := errors.Join(passErr, seen.claimErr, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "MySQL", original, m, pass.decision,
-		func(m *appsv1alpha1.MySQL) any { return m.Status }))
-	// A pass waiting for a watched object to go needs no retry.
-	return failure.DropWatchedWaits(err)
+	return errors.Join(seen.claimErr, seen.podsErr)
 }
 
-// earliest is the sooner of two requeue delays, zero meaning none.
-func earliest(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
+// built is m as the pass builds its server: with spec, the spec as written or the last good
+// revision's pod fields.
+func built(m *appsv1alpha1.MySQL, spec appsv1alpha1.MySQLSpec) *appsv1alpha1.MySQL {
+	b := m.DeepCopy()
+	b.Spec = spec
+	return b
 }
 
 // recordDataImage writes on the data volume the image of a server that has completed its rollout

@@ -51,7 +51,7 @@ func (r *Reconciler) preUpgradeGate(ctx context.Context, m *appsv1alpha1.MySQL, 
 		return upgradeGate{}, nil
 	}
 	if guard == nil {
-		name := BackupName(m.Name, preUpgradeSuffix(now))
+		name := resources.BackupName(m.Name, preUpgradeSuffix(now))
 		err := r.createBackup(ctx, m, name, appsv1alpha1.BackupReasonPreUpgrade,
 			map[string]string{AnnotationUpgradeFrom: running, AnnotationUpgradeTo: m.Spec.Image})
 		if err != nil {

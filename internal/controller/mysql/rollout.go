@@ -9,21 +9,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
-
-// rolloutPass is what a pass decided of the server's revisions.
-type rolloutPass struct {
-	decision rollout.Decision
-	// desired is the revision the spec asks for, or, while the backup before an image change
-	// runs, the revision that keeps the running image.
-	desired rollout.Revision
-	// target is the spec the pod and my.cnf are built from.
-	target appsv1alpha1.MySQLSpec
-	// applied tells whether the pass applied the StatefulSet built from target.
-	applied bool
-}
 
 // revision is the revision of the server m asks for: its pod template, which carries the hash of
 // my.cnf, so that a change of spec.config alone is a revision too. The restore init container,
@@ -46,12 +35,14 @@ func podFields(spec, good *appsv1alpha1.MySQLSpec) {
 	spec.Monitoring = good.Monitoring
 }
 
-// decide chooses the revision the pass applies and fills pass. The backup before an image change
+// decide chooses the revision the pass applies: p's decision and desired revision, and the spec
+// seen.target the server is built from. The backup before an image change
 // comes first: while it runs, the image waits and the spec's revision has not begun to roll out,
 // so the revision judged is the one that keeps the running image, and the progress deadline of
 // the spec's starts only when the backup lets the image through. A rollback goes to an image
 // older than the data volume records only if MySQL can read that data (rollbackRefusal).
-func (r *Reconciler) decide(ctx context.Context, m *appsv1alpha1.MySQL, seen *observed, pass *rolloutPass, now time.Time) (nextBackup time.Duration, err error) {
+func (r *Reconciler) decide(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed, now time.Time) (nextBackup time.Duration, err error) {
+	m := p.Instance
 	desired := revision(m)
 	st := m.Status.Rollout
 	// A rolled back revision waits for a spec change; it needs no backup before it.
@@ -84,7 +75,7 @@ func (r *Reconciler) decide(ctx context.Context, m *appsv1alpha1.MySQL, seen *ob
 			d, target = rollout.Decide(in), spec
 		}
 	}
-	pass.decision, pass.desired, pass.target = d, desired, target
+	p.Decision, p.Desired, seen.target = d, desired, target
 	return nextBackup, nil
 }
 

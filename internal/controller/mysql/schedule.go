@@ -2,8 +2,6 @@ package mysql
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,33 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
 // maxMissedCount bounds the walk over missed schedule times, as the CronJob controller does: a
 // schedule every minute missed for a long outage is counted only this far.
 const maxMissedCount = 1000
-
-// ParseSchedule reads spec.backup's schedule in its time zone.
-func ParseSchedule(policy *appsv1alpha1.MySQLBackupPolicy) (cron.Schedule, error) {
-	zone := time.UTC
-	if policy.TimeZone != nil && *policy.TimeZone != "" {
-		z, err := time.LoadLocation(*policy.TimeZone)
-		if err != nil {
-			return nil, &failure.InvalidSpecError{Message: fmt.Sprintf("spec.backup.timeZone: %q is not a known time zone", *policy.TimeZone)}
-		}
-		zone = z
-	}
-	schedule, err := cron.ParseStandard(policy.Schedule)
-	if err != nil {
-		return nil, &failure.InvalidSpecError{Message: fmt.Sprintf("spec.backup.schedule: %q is not a cron schedule: %v", policy.Schedule, err)}
-	}
-	if s, ok := schedule.(*cron.SpecSchedule); ok {
-		s.Location = zone
-	}
-	return schedule, nil
-}
 
 // reconcileBackups starts the scheduled backup that is due, takes the backup an image change
 // waits for (unless gated is false), and summarises the backups in the status. next is when the
@@ -55,7 +33,7 @@ func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL
 		return 0, nil, err
 	}
 	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{mysqlbackup.MySQLNameIndex: m.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{backupjob.MySQLNameIndex: m.Name}); err != nil {
 		return 0, nil, fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	if gated {
@@ -90,7 +68,7 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQ
 		}
 		return 0, nil
 	}
-	schedule, err := ParseSchedule(policy)
+	schedule, err := resources.ParseSchedule(policy)
 	if err != nil {
 		return 0, err
 	}
@@ -105,7 +83,7 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQ
 		return next.Sub(now), nil
 	}
 	due, missed := dueTime(schedule, next, now)
-	name := BackupName(m.Name, due.UTC().Format("200601021504"))
+	name := resources.BackupName(m.Name, due.UTC().Format("200601021504"))
 	if err := r.createBackup(ctx, m, name, appsv1alpha1.BackupReasonScheduled, nil); err != nil {
 		return 0, err
 	}
@@ -128,7 +106,7 @@ func (r *Reconciler) createBackup(ctx context.Context, m *appsv1alpha1.MySQL, na
 			Name:        name,
 			Namespace:   m.Namespace,
 			Labels:      map[string]string{appsv1alpha1.LabelMySQL: m.Name},
-			Annotations: map[string]string{mysqlbackup.AnnotationReason: reason},
+			Annotations: map[string]string{appsv1alpha1.AnnotationBackupReason: reason},
 		},
 		Spec: appsv1alpha1.MySQLBackupSpec{
 			MySQLName:  m.Name,
@@ -154,17 +132,6 @@ func (r *Reconciler) createBackup(ctx context.Context, m *appsv1alpha1.MySQL, na
 	}
 	log.FromContext(ctx).Info("backup created", "backup", name, "reason", reason)
 	return nil
-}
-
-// BackupName is the name of a backup the MySQL named mysql takes, ending in suffix, within the
-// MySQLBackup name limit: a long MySQL name is shortened and made unique with a hash.
-func BackupName(mysql, suffix string) string {
-	limit := appsv1alpha1.MaxMySQLBackupNameLength - len(suffix) - 1
-	if len(mysql) > limit {
-		sum := sha256.Sum256([]byte(mysql))
-		mysql = mysql[:limit-6] + "-" + hex.EncodeToString(sum[:])[:5]
-	}
-	return mysql + "-" + suffix
 }
 
 // preUpgradeSuffix makes the names of pre-upgrade backups unique over time.

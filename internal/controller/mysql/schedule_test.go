@@ -8,10 +8,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
 func TestDueTime(t *testing.T) {
-	schedule, err := ParseSchedule(&appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", TimeZone: ptr.To("Europe/Paris")})
+	schedule, err := resources.ParseSchedule(&appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", TimeZone: ptr.To("Europe/Paris")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,27 +30,16 @@ func TestDueTime(t *testing.T) {
 	}
 }
 
-func TestScheduleErrorsNameTheField(t *testing.T) {
-	for policy, field := range map[*appsv1alpha1.MySQLBackupPolicy]string{
-		{Schedule: "every day"}:                                   "spec.backup.schedule",
-		{Schedule: "0 2 * * *", TimeZone: ptr.To("Mars/Olympus")}: "spec.backup.timeZone",
-	} {
-		if _, err := ParseSchedule(policy); err == nil || !strings.Contains(err.Error(), field) {
-			t.Errorf("ParseSchedule(%+v) = %v, want an error naming %s", policy, err, field)
-		}
-	}
-}
-
 func TestBackupNamesFitTheLimit(t *testing.T) {
 	long := strings.Repeat("a", appsv1alpha1.MaxMySQLNameLength)
 	for _, suffix := range []string{"202611230200", preUpgradeSuffix(time.Now())} {
 		for _, mysql := range []string{"db", long, long[:40] + "b"} {
-			if name := BackupName(mysql, suffix); len(name) > appsv1alpha1.MaxMySQLBackupNameLength || !strings.HasSuffix(name, suffix) {
+			if name := resources.BackupName(mysql, suffix); len(name) > appsv1alpha1.MaxMySQLBackupNameLength || !strings.HasSuffix(name, suffix) {
 				t.Errorf("BackupName(%s, %s) = %s (%d characters)", mysql, suffix, name, len(name))
 			}
 		}
 	}
-	if BackupName(long, "x") == BackupName(long[:50]+"bb", "x") {
+	if resources.BackupName(long, "x") == resources.BackupName(long[:50]+"bb", "x") {
 		t.Error("two long MySQL names share a backup name")
 	}
 }

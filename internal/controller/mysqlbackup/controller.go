@@ -27,6 +27,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
@@ -39,12 +40,6 @@ type Reconciler struct {
 	// BackupImage holds the appkeeper binary the Jobs run; without it no backup starts.
 	BackupImage string
 }
-
-// MySQLNameIndex indexes MySQLBackups by the MySQL they back up.
-const MySQLNameIndex = "mysqlbackup.spec.mysqlName"
-
-// AnnotationReason on a MySQLBackup the operator creates says why: Scheduled or PreUpgrade.
-const AnnotationReason = "apps.appkeeper.dev/backup-reason"
 
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups/status,verbs=get;patch
@@ -157,7 +152,7 @@ func (r *Reconciler) observeDump(ctx context.Context, b *appsv1alpha1.MySQLBacku
 	if job == nil {
 		return r.fail(b, "the backup Job "+b.JobName()+" was deleted before it completed")
 	}
-	outcome := ObserveJob(job, pods, DumpContainerName, InstallContainerName)
+	outcome := backupjob.Observe(job, pods, DumpContainerName, InstallContainerName)
 	b.Status.Attempts = outcome.Attempts
 	switch {
 	case !outcome.Done:
@@ -197,26 +192,10 @@ func (r *Reconciler) deleteFinishedJobs(ctx context.Context, b *appsv1alpha1.MyS
 		finished = append(finished, b.VerifyJobName())
 	}
 	for _, name := range finished {
-		if err := DeleteJob(ctx, r.Client, b.Namespace, name, "the backup volume"); err != nil {
+		if err := backupjob.Delete(ctx, r.Client, b.Namespace, name, "the backup volume"); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// DeleteJob deletes the Job ns/name and its pods, if it is there and not already going, and logs
-// that it let go of held, the volume its pod kept in use.
-func DeleteJob(ctx context.Context, c client.Client, ns, name, held string) error {
-	job := &batchv1.Job{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); apierrors.IsNotFound(err) || err == nil && !job.DeletionTimestamp.IsZero() {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("job %s/%s: %w", ns, name, err)
-	}
-	if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete the finished Job %s/%s: %w", ns, name, err)
-	}
-	log.FromContext(ctx).Info("deleted a finished Job, which held "+held, "job", name)
 	return nil
 }
 
@@ -274,7 +253,7 @@ func (r *Reconciler) prunable(ctx context.Context, b *appsv1alpha1.MySQLBackup, 
 
 func (r *Reconciler) siblings(ctx context.Context, b *appsv1alpha1.MySQLBackup) ([]appsv1alpha1.MySQLBackup, error) {
 	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(b.Namespace), client.MatchingFields{MySQLNameIndex: b.Spec.MySQLName}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(b.Namespace), client.MatchingFields{backupjob.MySQLNameIndex: b.Spec.MySQLName}); err != nil {
 		return nil, fmt.Errorf("backups of MySQL %s/%s: %w", b.Namespace, b.Spec.MySQLName, err)
 	}
 	return list.Items, nil
@@ -282,64 +261,7 @@ func (r *Reconciler) siblings(ctx context.Context, b *appsv1alpha1.MySQLBackup) 
 
 // job is the named Job of b and its pods, or nil when it does not exist.
 func (r *Reconciler) job(ctx context.Context, b *appsv1alpha1.MySQLBackup, name string) (*batchv1.Job, []corev1.Pod, error) {
-	return GetJob(ctx, r.Client, b.Namespace, name, JobPodSelector(b))
-}
-
-// GetJob is the Job ns/name and those of its pods that carry selector's labels, or nil when the
-// Job does not exist. The pods come from the cache, except for a Job that has finished while none
-// of its cached pods shows a container that ended: the pod informer can lag the Job's, and the
-// outcome is decided once, so the pods are then read from the API server.
-func GetJob(ctx context.Context, c kube.Client, ns, name string, selector map[string]string) (*batchv1.Job, []corev1.Pod, error) {
-	job := &batchv1.Job{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil, nil
-		}
-		return nil, nil, fmt.Errorf("job %s/%s: %w", ns, name, err)
-	}
-	all, err := kube.ListPods(ctx, c, ns, selector)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
-	}
-	pods := podsOfJob(all, name)
-	if jobFinished(job) && !anyContainerEnded(pods) {
-		live := &corev1.PodList{}
-		if err := c.APIReader.List(ctx, live, client.InNamespace(ns), client.MatchingLabels(selector)); err != nil {
-			return nil, nil, fmt.Errorf("pods of job %s/%s: %w", ns, name, err)
-		}
-		pods = podsOfJob(live.Items, name)
-	}
-	return job, pods, nil
-}
-
-func podsOfJob(all []corev1.Pod, job string) []corev1.Pod {
-	var pods []corev1.Pod
-	for _, p := range all {
-		if p.Labels[batchv1.JobNameLabel] == job {
-			pods = append(pods, p)
-		}
-	}
-	return pods
-}
-
-func jobFinished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
-
-func anyContainerEnded(pods []corev1.Pod) bool {
-	for i := range pods {
-		for _, s := range containerStatuses(&pods[i]) {
-			if s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return backupjob.Get(ctx, r.Client, b.Namespace, name, JobPodSelector(b))
 }
 
 func completionTime(job *batchv1.Job) *metav1.Time {
@@ -350,7 +272,7 @@ func completionTime(job *batchv1.Job) *metav1.Time {
 }
 
 func reasonOf(b *appsv1alpha1.MySQLBackup) string {
-	switch reason := b.Annotations[AnnotationReason]; reason {
+	switch reason := b.Annotations[appsv1alpha1.AnnotationBackupReason]; reason {
 	case appsv1alpha1.BackupReasonScheduled, appsv1alpha1.BackupReasonPreUpgrade:
 		return reason
 	}
@@ -359,7 +281,8 @@ func reasonOf(b *appsv1alpha1.MySQLBackup) string {
 
 // SetupWithManager registers the controller. It reacts to the backup, to its Jobs, and to its
 // MySQL becoming Available.
-// The MySQL controller reads the same index: IndexByMySQL registers it, once, before both.
+// The MySQL controller reads the same index: backupjob.IndexBackupsByMySQL registers it, once,
+// before both.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("mysqlbackup").
@@ -370,20 +293,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.MySQLBackup{}, r))
 }
 
-// IndexByMySQL registers the index of MySQLBackups by the MySQL they back up.
-func IndexByMySQL(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &appsv1alpha1.MySQLBackup{}, MySQLNameIndex, func(obj client.Object) []string {
-		return []string{obj.(*appsv1alpha1.MySQLBackup).Spec.MySQLName}
-	}); err != nil {
-		return fmt.Errorf("index MySQLBackups by MySQL: %w", err)
-	}
-	return nil
-}
-
 // waitingBackups maps a MySQL to its backups that wait for it, or that a verification may need.
 func (r *Reconciler) waitingBackups(ctx context.Context, obj client.Object) []ctrl.Request {
 	list := &appsv1alpha1.MySQLBackupList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{MySQLNameIndex: obj.GetName()}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{backupjob.MySQLNameIndex: obj.GetName()}); err != nil {
 		return nil
 	}
 	var requests []ctrl.Request

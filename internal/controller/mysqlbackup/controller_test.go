@@ -19,16 +19,17 @@ import (
 	"github.com/appkeeper/appkeeper/internal/backup"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
 )
 
 func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
-		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Storage: *s3Storage(), Suspend: true}
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Storage: *backuptest.S3Storage(), Suspend: true}
 	})
 	createBackup(t, ns, "first", nil)
-	waitBackup(t, ns, "first", phaseIs(appsv1alpha1.BackupRunning))
-	job := waitJob(t, ns, "first-backup")
+	backuptest.WaitBackup(t, k8s, ns, "first", timeout, backuptest.PhaseIs(appsv1alpha1.BackupRunning))
+	job := backuptest.WaitJob(t, k8s, ns, "first-backup", timeout)
 
 	pod := job.Spec.Template.Spec
 	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != testenv.BackupImage {
@@ -52,8 +53,8 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 		t.Error("the backup pod gets an API token it never needs")
 	}
 
-	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/first"), true)
-	b := waitBackup(t, ns, "first", phaseIs(appsv1alpha1.BackupSucceeded))
+	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/first"), true)
+	b := backuptest.WaitBackup(t, k8s, ns, "first", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	if b.Status.Size != 123456 || b.Status.SHA256 != "ab12" || b.Status.ServerVersion != "8.4.6" || b.Status.BinlogPosition != "binlog.000002:157" || b.Status.Tables != 3 {
 		t.Errorf("status = %+v, want the Job's result", b.Status)
 	}
@@ -78,13 +79,13 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 func TestFailedBackupSaysWhy(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
-	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
-	job := waitJob(t, ns, "broken-backup")
+	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
+	job := backuptest.WaitJob(t, k8s, ns, "broken-backup", timeout)
 	if *job.Spec.BackoffLimit > 3 {
 		t.Errorf("backoffLimit = %d: retries must be bounded", *job.Spec.BackoffLimit)
 	}
 	testutil.FinishJob(t, k8s, job, dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
-	b := waitBackup(t, ns, "broken", phaseIs(appsv1alpha1.BackupFailed))
+	b := backuptest.WaitBackup(t, k8s, ns, "broken", timeout, backuptest.PhaseIs(appsv1alpha1.BackupFailed))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || c.Status != metav1.ConditionFalse ||
 		!strings.Contains(c.Message, "bucket backups does not exist") {
 		t.Errorf("Complete = %+v, want False with the Job's reason", c)
@@ -100,16 +101,16 @@ func TestFailedBackupSaysWhy(t *testing.T) {
 
 func TestBackupWaitsForItsMySQLAndNeedsStorage(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
-	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
-	b := waitBackup(t, ns, "early", phaseIs(appsv1alpha1.BackupPending))
+	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
+	b := backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupPending))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || !strings.Contains(c.Message, "does not exist") {
 		t.Errorf("Complete = %+v, want it to say the MySQL does not exist", c)
 	}
 	availableMySQL(t, ns, "db", nil)
-	waitBackup(t, ns, "early", phaseIs(appsv1alpha1.BackupRunning))
+	backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupRunning))
 
 	createBackup(t, ns, "nowhere", nil)
-	b = waitBackup(t, ns, "nowhere", phaseIs(appsv1alpha1.BackupFailed))
+	b = backuptest.WaitBackup(t, k8s, ns, "nowhere", timeout, backuptest.PhaseIs(appsv1alpha1.BackupFailed))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || !strings.Contains(c.Message, "spec.storage") {
 		t.Errorf("Complete = %+v, want it to name spec.storage", c)
 	}
@@ -119,18 +120,18 @@ func TestVerificationFailureIsRecorded(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
 	createBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) {
-		b.Spec.Storage = s3Storage()
+		b.Spec.Storage = backuptest.S3Storage()
 		b.Spec.Verify = verified
 	})
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "checked-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/checked"), true)
-	job := waitJob(t, ns, "checked-verify")
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
+	job := backuptest.WaitJob(t, k8s, ns, "checked-verify", timeout)
 	spec := job.Spec.Template.Spec
 	if len(spec.InitContainers) != 2 || spec.InitContainers[1].RestartPolicy == nil || *spec.InitContainers[1].RestartPolicy != corev1.ContainerRestartPolicyAlways ||
 		spec.InitContainers[1].Image != "mysql:8.4.6" || spec.InitContainers[1].StartupProbe == nil {
 		t.Errorf("verify pod: want a fetch init container, then the scratch server as a sidecar with a startup probe; got %+v", spec.InitContainers)
 	}
 	testutil.FinishJob(t, k8s, job, verifyContainer, backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
-	b := waitBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) error {
+	b := backuptest.WaitBackup(t, k8s, ns, "checked", timeout, func(b *appsv1alpha1.MySQLBackup) error {
 		if b.Status.Verification != appsv1alpha1.VerificationFailed {
 			return fmt.Errorf("verification = %q", b.Status.Verification)
 		}
@@ -146,7 +147,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	keep := int32(2)
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
-		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage(),
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage(),
 			Retention: &appsv1alpha1.BackupRetention{KeepLast: &keep}}
 	})
 	// Three earlier scheduled backups, oldest first.
@@ -154,13 +155,13 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 		createBackup(t, ns, name, func(b *appsv1alpha1.MySQLBackup) {
 			b.Annotations = map[string]string{"apps.appkeeper.dev/backup-reason": appsv1alpha1.BackupReasonScheduled}
 		})
-		testutil.FinishJob(t, k8s, waitJob(t, ns, name+"-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
-		waitBackup(t, ns, name, phaseIs(appsv1alpha1.BackupSucceeded))
+		testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, name+"-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
+		backuptest.WaitBackup(t, k8s, ns, name, timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	}
 	createBackup(t, ns, "new", func(b *appsv1alpha1.MySQLBackup) {
 		b.Annotations = map[string]string{"apps.appkeeper.dev/backup-reason": appsv1alpha1.BackupReasonScheduled}
 	})
-	job := waitJob(t, ns, "new-backup")
+	job := backuptest.WaitJob(t, k8s, ns, "new-backup", timeout)
 	var pruned []string
 	for _, arg := range job.Spec.Template.Spec.Containers[0].Command {
 		if key, ok := strings.CutPrefix(arg, "--"+backup.FlagPrune+"="); ok {
@@ -171,7 +172,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 	if want := []string{"prod/" + ns + "/db/old-1", "prod/" + ns + "/db/old-2"}; !slices.Equal(pruned, want) {
 		t.Fatalf("the new backup prunes %v, want %v (keepLast 2 counts the new one)", pruned, want)
 	}
-	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/new", pruned...), true)
+	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/new", pruned...), true)
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, name := range []string{"old-1", "old-2"} {
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1alpha1.MySQLBackup{})
@@ -187,7 +188,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
-		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage()}
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage()}
 	})
 	m := &appsv1alpha1.MySQL{}
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {
@@ -218,18 +219,18 @@ func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
 		})
 	}
 	requireImage("mysql:8.4.6")
-	job := waitJob(t, ns, name+"-backup")
+	job := backuptest.WaitJob(t, k8s, ns, name+"-backup", timeout)
 	if got := job.Spec.Template.Spec.Containers[0].Image; got != "mysql:8.4.6" {
 		t.Errorf("the pre-upgrade dump runs %s, want the running server's mysql:8.4.6", got)
 	}
-	testutil.FinishJob(t, k8s, job, dumpContainer, dumpResult("prod/"+ns+"/db/"+name), true)
+	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
 	requireImage("mysql:8.4.7")
 }
 
 func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
-		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *s3Storage()}
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage()}
 	})
 	if err := k8s.Patch(context.Background(), &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}},
 		client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"image":"mysql:8.4.7"}}`))); err != nil {
@@ -241,7 +242,7 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.FinishJob(t, k8s, waitJob(t, ns, m.Status.Backup.PreUpgradeBackup+"-backup"), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, m.Status.Backup.PreUpgradeBackup+"-backup", timeout), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
 	waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appsv1alpha1.ReasonPreUpgradeBackupFailed {
@@ -272,11 +273,11 @@ func TestFinishedJobsLetGoOfABackupVolume(t *testing.T) {
 	createBackup(t, ns, "on-volume", func(b *appsv1alpha1.MySQLBackup) {
 		b.Spec.Storage = &appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}
 	})
-	createBackup(t, ns, "on-s3", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "on-volume-backup"), dumpContainer, dumpResult(ns+"/db/on-volume"), true)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "on-s3-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/on-s3"), true)
-	waitBackup(t, ns, "on-volume", phaseIs(appsv1alpha1.BackupSucceeded))
-	waitBackup(t, ns, "on-s3", phaseIs(appsv1alpha1.BackupSucceeded))
+	createBackup(t, ns, "on-s3", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-volume-backup", timeout), dumpContainer, backuptest.DumpResult(ns+"/db/on-volume"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-s3-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/on-s3"), true)
+	backuptest.WaitBackup(t, k8s, ns, "on-volume", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
+	backuptest.WaitBackup(t, k8s, ns, "on-s3", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	// Its pod, even completed, would keep the claim from being deleted.
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "on-volume-backup"}, &batchv1.Job{})
@@ -286,5 +287,5 @@ func TestFinishedJobsLetGoOfABackupVolume(t *testing.T) {
 		return nil
 	})
 	// A Job that writes to object storage holds no claim: it stays, with its log.
-	waitJob(t, ns, "on-s3-backup")
+	backuptest.WaitJob(t, k8s, ns, "on-s3-backup", timeout)
 }

@@ -17,6 +17,7 @@ import (
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
 )
 
 // Flux, like every tool built on kstatus, and kubectl wait --for=condition=Ready judge a backup by
@@ -25,36 +26,36 @@ import (
 func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	early := backupObject(ns, "early")
-	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
+	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
 	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
-	waitBackup(t, ns, "early", phaseIs(appsv1alpha1.BackupPending))
+	backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupPending))
 	requireReady(t, ns, "early", metav1.ConditionFalse, appsv1alpha1.ReasonWaitingForMySQL)
 	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
 
 	availableMySQL(t, ns, "db", nil)
-	waitBackup(t, ns, "early", phaseIs(appsv1alpha1.BackupRunning))
+	backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupRunning))
 	requireReady(t, ns, "early", metav1.ConditionFalse, appsv1alpha1.ReasonBackupRunning)
 	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
 	wait := startKubectl(t, "wait", "-n", ns, "mybak/early", "--for=condition=Ready", "--timeout=20s")
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "early-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/early"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "early-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/early"), true)
 	testutil.WaitForHealth(t, k8s, early, status.CurrentStatus, timeout)
 	requireReady(t, ns, "early", metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected)
 	wait()
 
 	// Asked for, the verification is part of the backup: Ready waits for its verdict.
 	checked := backupObject(ns, "checked")
-	createBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = s3Storage(), verified })
+	createBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = backuptest.S3Storage(), verified })
 	testutil.RequireHealth(t, k8s, checked, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "checked-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/checked"), true)
-	waitBackup(t, ns, "checked", phaseIs(appsv1alpha1.BackupSucceeded))
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
+	backuptest.WaitBackup(t, k8s, ns, "checked", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	requireReady(t, ns, "checked", metav1.ConditionFalse, appsv1alpha1.ReasonVerificationRunning)
 	testutil.RequireHealth(t, k8s, checked, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "checked-verify"), verifyContainer, backup.Result{Verified: verified}, true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
 	testutil.WaitForHealth(t, k8s, checked, status.CurrentStatus, timeout)
 
 	broken := backupObject(ns, "broken")
-	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "broken-backup"), dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
+	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-backup", timeout), dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
 	requireFailed(t, broken, appsv1alpha1.ReasonBackupFailed, "bucket backups does not exist")
 	startKubectl(t, "wait", "-n", ns, "mybak/broken", "--for=condition=Stalled", "--timeout=20s")()
 	table := startKubectl(t, "get", "mysqlbackups", "-n", ns)()
@@ -67,9 +68,9 @@ func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
 	}
 
 	corrupt := backupObject(ns, "corrupt")
-	createBackup(t, ns, "corrupt", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = s3Storage(), verified })
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "corrupt-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/corrupt"), true)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "corrupt-verify"), verifyContainer,
+	createBackup(t, ns, "corrupt", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = backuptest.S3Storage(), verified })
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/corrupt"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-verify", timeout), verifyContainer,
 		backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
 	requireFailed(t, corrupt, appsv1alpha1.ReasonVerificationFailed, "shop.orders")
 }
@@ -78,7 +79,7 @@ func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
 func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
-	runningSite(t, ns)
+	backuptest.RunningSite(t, k8s, ns, timeout)
 
 	point := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "launch", Namespace: ns},
@@ -88,13 +89,13 @@ func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
-	content := waitJob(t, ns, "launch-content")
+	content := backuptest.WaitJob(t, k8s, ns, "launch-content", timeout)
 	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
 	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
-	waitRestorePoint(t, point, metav1.ConditionTrue)
+	backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionTrue, timeout)
 	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-verify"), verifyContainer, backup.Result{Verified: verified}, true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
 	testutil.WaitForHealth(t, k8s, point, status.CurrentStatus, timeout)
 
 	broken := &appsv1alpha1.WordPressBackup{
@@ -104,7 +105,7 @@ func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	if err := k8s.Create(ctx, broken); err != nil {
 		t.Fatal(err)
 	}
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "broken-content"), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
 	requireFailed(t, broken, appsv1alpha1.ReasonBackupFailed, "access denied")
 }
 

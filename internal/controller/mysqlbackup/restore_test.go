@@ -16,12 +16,13 @@ import (
 	"github.com/appkeeper/appkeeper/internal/backup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
 )
 
 func TestNewMySQLStartsFromABackup(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
-	createBackup(t, ns, "src", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = s3Storage() })
+	createBackup(t, ns, "src", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
 
 	restored := &appsv1alpha1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: ns},
@@ -41,7 +42,7 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "copy"}, &appsv1.StatefulSet{}); err == nil {
 		t.Fatal("the StatefulSet exists before its backup succeeded")
 	}
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "src-backup"), dumpContainer, dumpResult("prod/"+ns+"/db/src"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "src-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/src"), true)
 
 	sts := &appsv1.StatefulSet{}
 	testutil.Eventually(t, timeout, func(ctx context.Context) error {
@@ -109,7 +110,7 @@ func TestScheduleStartsBackups(t *testing.T) {
 	t.Parallel()
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
-		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "* * * * *", Storage: *s3Storage()}
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "* * * * *", Storage: *backuptest.S3Storage()}
 	})
 	m := waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		if m.Status.Backup == nil || m.Status.Backup.NextScheduleTime == nil {

@@ -15,6 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
@@ -50,7 +51,7 @@ func (r *Reconciler) verify(ctx context.Context, b *appsv1alpha1.MySQLBackup, m 
 		log.FromContext(ctx).Info("verification started", "job", b.VerifyJobName())
 		return nil
 	}
-	outcome := ObserveJob(job, pods, resources.VerifyContainer, resources.FetchContainer)
+	outcome := backupjob.Observe(job, pods, resources.VerifyContainer, resources.FetchContainer)
 	switch res := outcome.Result; {
 	case res != nil && res.Verified != nil && *res.Verified:
 		b.Status.Verification = appsv1alpha1.VerificationPassed
@@ -92,20 +93,11 @@ func Location(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL) (appsv1alpha1.
 	if b.Status.Location != nil {
 		return *b.Status.Location, true
 	}
-	storage, encryption := StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
+	storage, encryption := resources.StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
 	if storage == nil {
 		return appsv1alpha1.BackupLocation{}, false
 	}
 	return appsv1alpha1.BackupLocation{Storage: *storage.DeepCopy(), Key: b.Key(*storage), Encryption: encryption.DeepCopy()}, true
-}
-
-// StorageOf is the storage and encryption a backup asks for, or else those of m's spec.backup;
-// a nil storage when neither names one.
-func StorageOf(storage *appsv1alpha1.BackupStorage, encryption *appsv1alpha1.BackupEncryption, m *appsv1alpha1.MySQL) (*appsv1alpha1.BackupStorage, *appsv1alpha1.BackupEncryption) {
-	if storage == nil && m != nil && m.Spec.Backup != nil {
-		return &m.Spec.Backup.Storage, m.Spec.Backup.Encryption
-	}
-	return storage, encryption
 }
 
 // ServerImage is the image of the server m runs, whose tools take and load its dumps.

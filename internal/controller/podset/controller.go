@@ -5,10 +5,8 @@ package podset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,9 +23,9 @@ import (
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles PodSets.
@@ -47,54 +45,47 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// kind tells the shared pass where a PodSet keeps its status.
+var kind = pass.Kind[*appsv1alpha1.PodSet]{
+	Name:       "PodSet",
+	Status:     func(ps *appsv1alpha1.PodSet) any { return ps.Status },
+	Conditions: func(ps *appsv1alpha1.PodSet) []metav1.Condition { return ps.Status.Conditions },
+	Rollout:    func(ps *appsv1alpha1.PodSet) appsv1alpha1.RolloutStatus { return ps.Status.Rollout },
+}
+
 // Reconcile creates and deletes the pods as planPods decides, from the spec's template or, while
 // the spec's revision is rolled back, the last good one, and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	ps := &appsv1alpha1.PodSet{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.PodSet{})
+	if p == nil {
+		return early, err
 	}
-	if !ps.DeletionTimestamp.IsZero() {
-		// Owner references hand the pods to the garbage collector; nothing else to clean up.
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(ps, ps.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	original := ps.DeepCopy()
+	ps := p.Instance
 	pods, podsErr := kube.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
-	desired := revision(ps)
-	decision := decide(ps, desired, pods, podsErr)
+	p.Desired = revision(ps)
+	p.Decision = decide(ps, p.Desired, pods, podsErr)
 	// target is the PodSet as this pass builds its pods: the spec, or the last good template of a
 	// rolled back one; hash is the hash of its template.
-	target, hash := ps.DeepCopy(), desired.Name
-	defer func() {
-		if err == nil && rolloutComplete(target, hash, pods) {
-			decision.Complete(desired, time.Now())
-		}
-		ps.Status = computeStatus(target, hash, decision, pods, podsErr, err)
-		r.recordUpgrade(original, ps)
-		conditions.WarnWhenDegraded(ctx, r.Recorder, ps, original.Status.Conditions, ps.Status.Conditions)
-		err = errors.Join(err, rollout.WriteStatus(ctx, r.Client, r.Recorder, "PodSet", original, ps, decision,
-			func(p *appsv1alpha1.PodSet) any { return p.Status }))
-		// A pass waiting for a watched object to go needs no retry.
-		err = failure.DropWatchedWaits(err)
-		if err == nil {
-			// The progress deadline of a rollout under way runs out with no event to tell of it.
-			result.RequeueAfter = decision.Recheck
-		}
-	}()
+	target, hash := ps.DeepCopy(), p.Desired.Name
+	defer p.Finish(ctx, &result, &err, pass.End{
+		RolloutComplete: func() bool { return rolloutComplete(target, hash, pods) },
+		Status: func(passErr error) error {
+			ps.Status = computeStatus(target, hash, p.Decision, pods, podsErr, passErr)
+			r.recordUpgrade(p.Original, ps)
+			// A pass that could not read the pods ends with that error.
+			return nil
+		},
+	})
 
 	if podsErr != nil {
 		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, podsErr)
 	}
-	if target.Spec, err = rollout.Target(decision, ps.Spec, podFields); err != nil {
+	if target.Spec, err = rollout.Target(p.Decision, ps.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
 	hash = resources.TemplateHash(&target.Spec.Template)
-	p := planPods(target, hash, pods)
-	if p.replacesStale() {
+	planned := planPods(target, hash, pods)
+	if planned.replacesStale() {
 		// The maxUnavailable budget must count the pods as they are: a cache that has not yet
 		// seen the pod a previous pass deleted would let this pass delete one more.
 		fresh := &corev1.PodList{}
@@ -102,10 +93,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 		}
 		pods = fresh.Items
-		p = planPods(target, hash, pods)
+		planned = planPods(target, hash, pods)
 	}
-	r.recordScale(original)
-	pods, err = r.execute(ctx, target, hash, decision, pods, p)
+	r.recordScale(p.Original)
+	pods, err = r.execute(ctx, target, hash, p.Decision, pods, planned)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 	}

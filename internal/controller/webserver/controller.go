@@ -4,31 +4,28 @@ package webserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // Reconciler reconciles WebServers.
@@ -50,53 +47,40 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// kind tells the shared pass where a WebServer keeps its status.
+var kind = pass.Kind[*appsv1alpha1.WebServer]{
+	Name:       "WebServer",
+	Status:     func(ws *appsv1alpha1.WebServer) any { return ws.Status },
+	Conditions: func(ws *appsv1alpha1.WebServer) []metav1.Condition { return ws.Status.Conditions },
+	Rollout:    func(ws *appsv1alpha1.WebServer) appsv1alpha1.RolloutStatus { return ws.Status.Rollout },
+}
+
 // Reconcile applies the WebServer's children and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	ws := &appsv1alpha1.WebServer{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ws); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.WebServer{})
+	if p == nil {
+		return early, err
 	}
-	if !ws.DeletionTimestamp.IsZero() {
-		// Owner references hand the children to the garbage collector; nothing else to clean up.
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(ws, ws.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	original := ws.DeepCopy()
+	ws := p.Instance
 	pods, podsErr := kube.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
-	desired := revision(ws)
-	decision := rollout.Decide(rollout.Input{Policy: ws.Spec.Upgrade, Status: ws.Status.Rollout, Desired: desired, Pods: pods, Now: time.Now()})
+	p.Desired = revision(ws)
+	p.Decision = rollout.Decide(rollout.Input{Policy: ws.Spec.Upgrade, Status: ws.Status.Rollout, Desired: p.Desired, Pods: pods, Now: time.Now()})
 	// target is the WebServer as this pass builds it: the spec, or the last good pods of a rolled
 	// back one.
 	target := ws.DeepCopy()
 	dep := &appsv1.Deployment{}
-	defer func() {
-		observed := dep
-		if dep.UID == "" {
-			observed = nil
-		}
-		if err == nil && rolloutComplete(observed, target) {
-			decision.Complete(desired, time.Now())
-		}
-		ws.Status = computeStatus(target, decision, observed, pods, podsErr, err)
-		r.recordUpgrade(original, ws)
-		conditions.WarnWhenDegraded(ctx, r.Recorder, ws, original.Status.Conditions, ws.Status.Conditions)
-		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
-		err = errors.Join(err, podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WebServer", original, ws, decision,
-			func(w *appsv1alpha1.WebServer) any { return w.Status }))
-		// A pass waiting for a watched object to go needs no retry.
-		err = failure.DropWatchedWaits(err)
-		if err == nil {
-			// The progress deadline of a rollout under way runs out with no event to tell of it.
-			result.RequeueAfter = decision.Recheck
-		}
-	}()
+	defer p.Finish(ctx, &result, &err, pass.End{
+		RolloutComplete: func() bool { return rolloutComplete(observedDeployment(dep), target) },
+		Status: func(passErr error) error {
+			ws.Status = computeStatus(target, p.Decision, observedDeployment(dep), pods, podsErr, passErr)
+			r.recordUpgrade(p.Original, ws)
+			return podsErr
+		},
+	})
 	if podsErr != nil {
 		return ctrl.Result{}, podsErr
 	}
-	if target.Spec, err = rollout.Target(decision, ws.Spec, podFields); err != nil {
+	if target.Spec, err = rollout.Target(p.Decision, ws.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -114,29 +98,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	)
 }
 
-// revision is the revision of the pods the spec as written asks for.
-func revision(ws *appsv1alpha1.WebServer) rollout.Revision {
-	return rollout.Revision{
-		Name:  rollout.Hash(resources.Deployment(ws).Spec.Template),
-		Image: ws.Spec.Image,
-		Spec:  rollout.Snapshot(ws.Spec),
+// observedDeployment is dep once a step has read or applied it, or nil when it does not exist yet
+// or could not be read.
+func observedDeployment(dep *appsv1.Deployment) *appsv1.Deployment {
+	if dep.UID == "" {
+		return nil
 	}
-}
-
-// podFields copies into spec what makes a WebServer's pods from the spec of a good revision.
-func podFields(spec, good *appsv1alpha1.WebServerSpec) {
-	spec.Image, spec.Port, spec.Resources = good.Image, good.Port, good.Resources
-	spec.PodSecurityContext, spec.SecurityContext = good.PodSecurityContext, good.SecurityContext
-	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
-	spec.PodLabels, spec.PodAnnotations = good.PodLabels, good.PodAnnotations
-	spec.Monitoring = good.Monitoring
-}
-
-// rolloutComplete tells whether the Deployment runs the pass's target on every replica, at least
-// one of them, all available: evidence that the target's revision is good.
-func rolloutComplete(dep *appsv1.Deployment, target *appsv1alpha1.WebServer) bool {
-	want := conditions.DeploymentWant{Replicas: target.DesiredReplicas(), Image: target.Spec.Image, Container: resources.ContainerName}
-	return want.Replicas > 0 && conditions.DeploymentComplete(dep, want)
+	return dep
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {

@@ -5,7 +5,6 @@ package wordpress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -27,11 +26,10 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
 // mysqlNameIndex indexes WordPresses by the name of the MySQL they use, so that a change of a
@@ -78,54 +76,46 @@ type observed struct {
 	applied bool
 }
 
+// kind tells the shared pass where a WordPress keeps its status.
+var kind = pass.Kind[*appsv1alpha1.WordPress]{
+	Name:       "WordPress",
+	Status:     func(wp *appsv1alpha1.WordPress) any { return wp.Status },
+	Conditions: func(wp *appsv1alpha1.WordPress) []metav1.Condition { return wp.Status.Conditions },
+	Rollout:    func(wp *appsv1alpha1.WordPress) appsv1alpha1.RolloutStatus { return wp.Status.Rollout },
+}
+
 // Reconcile applies the WordPress's children and writes its status once. The site's pods are
-// built from the spec or, while the spec's revision is rolled back, from the last good one.
+// built from the spec or, while the spec's revision is rolled back, from the last good one. A
+// retained wp-content PVC carries no owner reference and stays past a deletion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	wp := &appsv1alpha1.WordPress{}
-	if err := r.Client.Get(ctx, req.NamespacedName, wp); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.WordPress{})
+	if p == nil {
+		return early, err
 	}
-	if !wp.DeletionTimestamp.IsZero() {
-		// Owner references take the children; a retained wp-content PVC has none and stays.
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(wp, wp.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	original := wp.DeepCopy()
+	wp := p.Instance
 	var seen observed
 	// Pods that could not be read only keep a crash loop from showing: the deadline needs none.
 	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, wp.Namespace, wp.SelectorLabels())
-	desired := revision(wp)
-	// Until the pass has seen the database, the rollout stays as the status says.
-	decision := rollout.Decision{Status: wp.Status.Rollout}
+	p.Desired = revision(wp)
 	// target is the WordPress as this pass builds it: the spec, or the last good pods of a rolled
 	// back one.
 	target := wp.DeepCopy()
-	defer func() {
-		if err == nil && seen.applied && rolloutComplete(seen.dep, target) {
-			decision.Complete(desired, time.Now())
-		}
-		wp.Status = computeStatus(target, decision, seen, err)
-		conditions.WarnWhenDegraded(ctx, r.Recorder, wp, original.Status.Conditions, wp.Status.Conditions)
-		r.warnRestoreStuck(ctx, original.Status.Conditions, wp.Status.Conditions, wp)
-		// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
-		err = errors.Join(err, seen.podsErr, rollout.WriteStatus(ctx, r.Client, r.Recorder, "WordPress", original, wp, decision,
-			func(w *appsv1alpha1.WordPress) any { return w.Status }))
-		// A pass waiting for a watched object to go needs no retry.
-		err = failure.DropWatchedWaits(err)
-		if err == nil {
-			// The progress deadline of a rollout under way runs out with no event to tell of it.
-			result.RequeueAfter = decision.Recheck
-		}
-	}()
+	defer p.Finish(ctx, &result, &err, pass.End{
+		RolloutComplete: func() bool { return seen.applied && rolloutComplete(seen.dep, target) },
+		Status: func(passErr error) error {
+			wp.Status = computeStatus(target, p.Decision, seen, passErr)
+			r.warnRestoreStuck(ctx, p.Original.Status.Conditions, wp.Status.Conditions, wp)
+			// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
+			return seen.podsErr
+		},
+	})
 
 	if err := r.reconcileDatabase(ctx, wp, &seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	decision = decide(wp, desired, &seen, time.Now())
-	if target.Spec, err = rollout.Target(decision, wp.Spec, podFields); err != nil {
+	// Until the pass has seen the database, the rollout stays as the status says.
+	p.Decision = decide(wp, p.Desired, &seen, time.Now())
+	if target.Spec, err = rollout.Target(p.Decision, wp.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, r.reconcileSite(ctx, target, &seen)

@@ -17,8 +17,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -46,7 +46,7 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, wp *appsv1alpha1.Word
 	if spec == nil || (wp.Status.Restore != nil && wp.Status.Restore.CompletionTime != nil) {
 		return nil
 	}
-	job, pods, err := mysqlbackup.GetJob(ctx, r.Client, wp.Namespace, wp.RestoreJobName(), backupresources.RestoreContentJobLabels(wp))
+	job, pods, err := backupjob.Get(ctx, r.Client, wp.Namespace, wp.RestoreJobName(), backupresources.RestoreContentJobLabels(wp))
 	if err != nil {
 		return fmt.Errorf("restore of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
@@ -56,7 +56,7 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, wp *appsv1alpha1.Word
 	}
 	// The Job that runs already holds the archive's location: the WordPressBackup may go meanwhile.
 	source := restoreSource(wp)
-	outcome := mysqlbackup.ObserveJob(job, pods, backupresources.ExtractContainer, "")
+	outcome := backupjob.Observe(job, pods, backupresources.ExtractContainer, "")
 	switch {
 	case !outcome.Done:
 		seen.restore = restoreState{reason: appsv1alpha1.ReasonRestoring,

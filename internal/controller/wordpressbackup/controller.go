@@ -25,8 +25,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/controller/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
@@ -106,7 +106,7 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.WordPressBackup)
 	} else if err != nil {
 		return fmt.Errorf("MySQL of WordPressBackup %s/%s: %w", b.Namespace, b.Name, err)
 	}
-	storage, encryption := mysqlbackup.StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
+	storage, encryption := resources.StorageOf(b.Spec.Storage, b.Spec.Encryption, m)
 	if storage == nil {
 		b.Status.Phase = appsv1alpha1.BackupFailed
 		b.Status.CompletionTime = ptr.To(metav1.Now())
@@ -159,7 +159,7 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 	if client.IgnoreNotFound(dbErr) != nil {
 		return fmt.Errorf("database backup of WordPressBackup %s/%s: %w", b.Namespace, b.Name, dbErr)
 	}
-	job, pods, err := mysqlbackup.GetJob(ctx, r.Client, b.Namespace, b.ContentJobName(), resources.ContentJobLabels(b))
+	job, pods, err := backupjob.Get(ctx, r.Client, b.Namespace, b.ContentJobName(), resources.ContentJobLabels(b))
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (r *Reconciler) observe(ctx context.Context, b *appsv1alpha1.WordPressBacku
 	case job == nil:
 		return r.fail(b, "the Job "+b.ContentJobName()+" was deleted before it completed")
 	}
-	outcome := mysqlbackup.ObserveJob(job, pods, resources.ArchiveContainer, "")
+	outcome := backupjob.Observe(job, pods, resources.ArchiveContainer, "")
 	switch {
 	case outcome.Failed:
 		return r.fail(b, "the wp-content archive failed: "+outcome.Message)
@@ -227,7 +227,7 @@ func recordVerification(b *appsv1alpha1.WordPressBackup, db *appsv1alpha1.MySQLB
 // deleteArchiveJob deletes the finished archive Job and its pod once the outcome is recorded: a
 // pod, even completed, that names the site's volume keeps the volume from being deleted.
 func (r *Reconciler) deleteArchiveJob(ctx context.Context, b *appsv1alpha1.WordPressBackup) error {
-	return mysqlbackup.DeleteJob(ctx, r.Client, b.Namespace, b.ContentJobName(), "the site's volume")
+	return backupjob.Delete(ctx, r.Client, b.Namespace, b.ContentJobName(), "the site's volume")
 }
 
 func (r *Reconciler) fail(b *appsv1alpha1.WordPressBackup, message string) error {

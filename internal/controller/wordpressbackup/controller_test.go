@@ -1,4 +1,4 @@
-package mysqlbackup_test
+package wordpressbackup_test
 
 import (
 	"context"
@@ -17,12 +17,13 @@ import (
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/testenv"
 	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
 )
 
 func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	ns := testutil.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
-	wp := runningSite(t, ns)
+	wp := backuptest.RunningSite(t, k8s, ns, timeout)
 
 	point := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "launch", Namespace: ns},
@@ -31,7 +32,7 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	if err := k8s.Create(ctx, point); err != nil {
 		t.Fatal(err)
 	}
-	content := waitJob(t, ns, "launch-content")
+	content := backuptest.WaitJob(t, k8s, ns, "launch-content", timeout)
 	pod := content.Spec.Template.Spec
 	c := pod.Containers[0]
 	if c.Image != testenv.BackupImage || !slices.Contains(c.Command, backup.CommandArchive) ||
@@ -45,14 +46,14 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	if pod.Affinity == nil || pod.Affinity.PodAffinity == nil {
 		t.Error("the archive of a ReadWriteOnce volume must run beside the site's pods")
 	}
-	db := waitBackup(t, ns, "launch-db", phaseIs(appsv1alpha1.BackupRunning))
+	db := backuptest.WaitBackup(t, k8s, ns, "launch-db", timeout, backuptest.PhaseIs(appsv1alpha1.BackupRunning))
 	if db.Spec.MySQLName != "blog-mysql" || db.Spec.Storage == nil {
 		t.Errorf("database backup spec = %+v", db.Spec)
 	}
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "launch-db-backup"), dumpContainer, dumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), resources.DumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
 	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
 
-	got := waitRestorePoint(t, point, metav1.ConditionTrue)
+	got := backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionTrue, timeout)
 	if got.Status.Phase != appsv1alpha1.BackupSucceeded || got.Status.DatabaseBackup != "launch-db" || got.Status.Content == nil ||
 		got.Status.Content.Files != 12 || got.Status.Content.SHA256 != "cd34" || got.Status.Content.Location.Key != "prod/"+ns+"/blog/launch" {
 		t.Errorf("status = %+v", got.Status)
@@ -79,13 +80,13 @@ func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {
 	}
 	point := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: ns},
-		Spec:       appsv1alpha1.WordPressBackupSpec{WordPressName: "blog", Storage: s3Storage()},
+		Spec:       appsv1alpha1.WordPressBackupSpec{WordPressName: "blog", Storage: backuptest.S3Storage()},
 	}
 	if err := k8s.Create(ctx, point); err != nil {
 		t.Fatal(err)
 	}
-	testutil.FinishJob(t, k8s, waitJob(t, ns, "broken-content"), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
-	got := waitRestorePoint(t, point, metav1.ConditionFalse)
+	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
+	got := backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionFalse, timeout)
 	if got.Status.Phase != appsv1alpha1.BackupFailed || !strings.Contains(got.Status.Conditions[0].Message, "access denied") {
 		t.Errorf("status = %+v", got.Status)
 	}

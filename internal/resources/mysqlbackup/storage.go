@@ -62,3 +62,12 @@ func Access(loc appsv1alpha1.BackupLocation) StorageAccess {
 	a.Args = target.Args()
 	return a
 }
+
+// StorageOf is the storage and encryption a backup asks for, or else those of m's spec.backup;
+// a nil storage when neither names one.
+func StorageOf(storage *appsv1alpha1.BackupStorage, encryption *appsv1alpha1.BackupEncryption, m *appsv1alpha1.MySQL) (*appsv1alpha1.BackupStorage, *appsv1alpha1.BackupEncryption) {
+	if storage == nil && m != nil && m.Spec.Backup != nil {
+		return &m.Spec.Backup.Storage, m.Spec.Backup.Encryption
+	}
+	return storage, encryption
+}

@@ -1,0 +1,112 @@
+package pass
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
+)
+
+// Kind tells the pass where an instance of kind T keeps what the pass reads and writes.
+type Kind[T client.Object] struct {
+	// Name is the kind as users read it, for metrics and Events.
+	Name string
+	// Status is the instance's status, as the status patch compares and writes it.
+	Status func(T) any
+	// Conditions and Rollout are parts of that status.
+	Conditions func(T) []metav1.Condition
+	Rollout    func(T) appsv1alpha1.RolloutStatus
+}
+
+// Pass is one reconcile of one instance: Begin reads it, the kind's steps apply its children and
+// observe them, and Finish, deferred, writes what they saw once.
+type Pass[T client.Object] struct {
+	// Instance is the instance as read; Finish replaces its status.
+	Instance T
+	// Original is a copy of it as read, which the status patch compares with.
+	Original T
+	// Desired is the revision of the pods the spec asks for; Decision is which revision the pass
+	// applies and the rollout status it leaves. Until a step decides, the rollout stays as it was.
+	Desired  rollout.Revision
+	Decision rollout.Decision
+
+	kind     Kind[T]
+	client   kube.Client
+	recorder events.EventRecorder
+}
+
+// Begin reads the instance req names into obj. It returns a nil Pass, with the result and error
+// the reconcile returns, when there is nothing to do: the instance is gone, or being deleted
+// (owner references hand its children to the garbage collector, and what a kind keeps past a
+// deletion carries no owner reference), or the cache does not show yet the status the pass before
+// wrote, which would make this pass decide again on stale status.
+func Begin[T client.Object](ctx context.Context, c kube.Client, recorder events.EventRecorder, kind Kind[T], req ctrl.Request, obj T) (*Pass[T], ctrl.Result, error) {
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		return nil, ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return nil, ctrl.Result{}, nil
+	}
+	if statuspatch.Behind(obj, kind.Status(obj)) {
+		return nil, ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
+	}
+	undecided := kind.Rollout(obj)
+	return &Pass[T]{
+		Instance: obj,
+		Original: obj.DeepCopyObject().(T),
+		Decision: rollout.Decision{Status: *undecided.DeepCopy()},
+		kind:     kind,
+		client:   c,
+		recorder: recorder,
+	}, ctrl.Result{}, nil
+}
+
+// End is what a kind tells Finish of what its pass observed.
+type End struct {
+	// RolloutComplete tells whether the revision the pass applied runs on every replica, at
+	// least one, all ready: evidence that the revision is good. Finish asks only when the pass
+	// ended without an error.
+	RolloutComplete func() bool
+	// Status sets the instance's status from what the pass observed, its decision and passErr,
+	// the error the pass ended with, and records the Events of the change. It returns the error of
+	// any read the status relied on: that leaves its conditions Unknown and is retried.
+	Status func(passErr error) (readErr error)
+}
+
+// Finish ends the pass, deferred by Reconcile with pointers to its named results: it completes
+// the rollout, computes the status, warns when the instance turns Degraded, writes the status
+// once if it changed, and sets the retry and the next check.
+func (p *Pass[T]) Finish(ctx context.Context, result *ctrl.Result, err *error, end End) {
+	passErr := *err
+	if passErr == nil && end.RolloutComplete() {
+		p.Decision.Complete(p.Desired, time.Now())
+	}
+	readErr := end.Status(passErr)
+	conditions.WarnWhenDegraded(ctx, p.recorder, p.Instance, p.kind.Conditions(p.Original), p.kind.Conditions(p.Instance))
+	written := rollout.WriteStatus(ctx, p.client, p.recorder, p.kind.Name, p.Original, p.Instance, p.Decision, p.kind.Status)
+	// A pass waiting for a watched object to go needs no retry.
+	*err = failure.DropWatchedWaits(errors.Join(passErr, readErr, written))
+	if *err == nil {
+		// The progress deadline of a rollout under way runs out with no event to tell of it.
+		result.RequeueAfter = Earliest(result.RequeueAfter, p.Decision.Recheck)
+	}
+}
+
+// Earliest is the sooner of two requeue delays, zero meaning none.
+func Earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
