@@ -11,7 +11,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/failure"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // DeploymentWant is what a kind asks of the Deployment that runs it.
@@ -26,7 +26,7 @@ func ContainerImage(dep *appsv1.Deployment, container string) string {
 	if dep == nil {
 		return ""
 	}
-	return common.ContainerImage(&dep.Spec.Template, container)
+	return parts.ContainerImage(&dep.Spec.Template, container)
 }
 
 // DeploymentComplete is true when the Deployment runs the wanted image on exactly the wanted

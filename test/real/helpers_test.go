@@ -29,7 +29,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -380,7 +380,7 @@ func clientPod(t *testing.T, ns, name, image string, uid int64) string {
 			SecurityContext:               restrictedPodAs(uid),
 			Containers: []corev1.Container{{
 				Name: "client", Image: image, Command: []string{"sleep", "3600"},
-				SecurityContext: common.RestrictedSecurityContext(),
+				SecurityContext: parts.RestrictedSecurityContext(),
 			}},
 		},
 	}
@@ -399,7 +399,7 @@ func clientPod(t *testing.T, ns, name, image string, uid int64) string {
 // restrictedPodAs is the restricted pod security context the operator gives its pods, as uid: the
 // kubelet refuses runAsNonRoot for an image whose user it cannot see is not root.
 func restrictedPodAs(uid int64) *corev1.PodSecurityContext {
-	sc := common.RestrictedPodSecurityContext()
+	sc := parts.RestrictedPodSecurityContext()
 	sc.RunAsUser = ptr.To(uid)
 	return sc
 }

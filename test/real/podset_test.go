@@ -15,7 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 	"github.com/appkeeper/appkeeper/internal/testutil"
 )
 
@@ -100,7 +100,7 @@ func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
 		SecurityContext: restrictedPodAs(65534),
 		Containers: []corev1.Container{{
 			Name: "main", Image: busyboxImage, Command: []string{"sleep", "3600"},
-			SecurityContext: common.RestrictedSecurityContext(),
+			SecurityContext: parts.RestrictedSecurityContext(),
 		}},
 	}
 	if err := k8s.Create(context.Background(), pod); err != nil {

@@ -12,8 +12,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // credentialsLostError says that the generated Secret is gone while the data volume that was
@@ -44,7 +44,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	data, created, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
+		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
 	if err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}

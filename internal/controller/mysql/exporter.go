@@ -13,8 +13,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // reconcileExporterAccount keeps the Secret of the account the exporter connects as. It is made
@@ -28,7 +28,7 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 	account := resources.ExporterAccount{Enabled: runsExporter}
 	if account.Enabled {
 		data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-			common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
+			parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
 				return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
 			})
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // reconcileBackupAccount keeps the Secret of the account backups connect as, whose init-file keeps
@@ -31,7 +31,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 	}
 	name := m.BackupAccountSecretName()
 	data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-		common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
+		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
 			return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
 		})
 	if err != nil {

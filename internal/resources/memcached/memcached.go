@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // ContainerName is the name of the memcached container in every member pod.
@@ -35,8 +35,8 @@ var gvk = appsv1alpha1.GroupVersion.WithKind("Memcached")
 func StatefulSet(mc *appsv1alpha1.Memcached) *appsv1ac.StatefulSetApplyConfiguration {
 	selector := mc.SelectorLabels()
 	return appsv1ac.StatefulSet(mc.ChildName(), mc.Namespace).
-		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(mc, gvk)).
+		WithLabels(parts.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(mc, gvk)).
 		WithSpec(appsv1ac.StatefulSetSpec().
 			WithReplicas(mc.DesiredSize()).
 			WithServiceName(mc.ChildName()).
@@ -56,20 +56,20 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 	pod := corev1ac.PodSpec().
 		// memcached never calls the Kubernetes API: its pods get no token to leak.
 		WithAutomountServiceAccountToken(false).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(mc))
-	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
+	if exporter := parts.ExporterContainer(spec.Monitoring, parts.Exporter{
 		DefaultImage: appsv1alpha1.DefaultMemcachedExporterImage,
 		Port:         appsv1alpha1.MemcachedExporterPort,
 		Args:         ExporterArgs(mc),
 	}); exporter != nil {
 		pod.WithContainers(exporter)
 	}
-	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	// The pods carry the managed-by label so that the operator's cache holds them: the status
 	// lists the members that are ready.
 	meta := corev1ac.PodTemplateSpec().
-		WithLabels(common.PodLabels(spec.PodLabels, common.Labels(selector, appsv1alpha1.ManagedByValue))).
+		WithLabels(parts.PodLabels(spec.PodLabels, parts.Labels(selector, appsv1alpha1.ManagedByValue))).
 		WithSpec(pod)
 	if len(spec.PodAnnotations) > 0 {
 		meta.WithAnnotations(spec.PodAnnotations)
@@ -80,7 +80,7 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 // restrictedPodSecurityContext is the restricted default with the image's uid stated: the official
 // image names its user, and the kubelet refuses runAsNonRoot for a user it cannot see is not root.
 func restrictedPodSecurityContext() *corev1.PodSecurityContext {
-	sc := common.RestrictedPodSecurityContext()
+	sc := parts.RestrictedPodSecurityContext()
 	sc.RunAsUser = ptr.To[int64](appsv1alpha1.MemcachedUser)
 	sc.RunAsGroup = ptr.To[int64](appsv1alpha1.MemcachedUser)
 	return sc
@@ -89,7 +89,7 @@ func restrictedPodSecurityContext() *corev1.PodSecurityContext {
 // restrictedSecurityContext adds a read-only root filesystem to the restricted default: memcached
 // keeps everything in memory and writes no file.
 func restrictedSecurityContext() *corev1.SecurityContext {
-	sc := common.RestrictedSecurityContext()
+	sc := parts.RestrictedSecurityContext()
 	sc.ReadOnlyRootFilesystem = ptr.To(true)
 	return sc
 }
@@ -108,11 +108,11 @@ func container(mc *appsv1alpha1.Memcached) *corev1ac.ContainerApplyConfiguration
 		WithImage(spec.Image).
 		WithArgs(Args(mc)...).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
 		WithReadinessProbe(probe().WithPeriodSeconds(5)).
 		WithLivenessProbe(probe().WithInitialDelaySeconds(10).WithPeriodSeconds(10))
 	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
-		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
+		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
 	return c
 }
@@ -168,8 +168,8 @@ func MemoryProblem(spec appsv1alpha1.MemcachedSpec) string {
 func Service(mc *appsv1alpha1.Memcached) *corev1ac.ServiceApplyConfiguration {
 	selector := mc.SelectorLabels()
 	return corev1ac.Service(mc.ChildName(), mc.Namespace).
-		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(mc, gvk)).
+		WithLabels(parts.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(mc, gvk)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithClusterIP(corev1.ClusterIPNone).
 			WithSelector(selector).

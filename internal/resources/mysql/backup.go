@@ -8,7 +8,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // AccountsSQL creates the backup account with password, or gives it that password and the
@@ -27,8 +27,8 @@ func AccountsSQL(password []byte, exporter ExporterAccount) string {
 // It goes with the MySQL: a new MySQL of the same name sets its own password at its first start.
 func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte, exporter ExporterAccount) *corev1ac.SecretApplyConfiguration {
 	return corev1ac.Secret(m.BackupAccountSecretName(), m.Namespace).
-		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(m, gvk)).
+		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(m, gvk)).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{
 			appsv1alpha1.SecretKeyUser:     []byte(backup.AccountUser),

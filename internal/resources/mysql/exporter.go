@@ -7,7 +7,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 const (
@@ -63,8 +63,8 @@ func ExporterConfig(password []byte) string {
 // mounted into the exporter container alone.
 func ExporterAccountSecret(m *appsv1alpha1.MySQL, password []byte) *corev1ac.SecretApplyConfiguration {
 	return corev1ac.Secret(m.ExporterAccountSecretName(), m.Namespace).
-		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(m, gvk)).
+		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(m, gvk)).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{
 			appsv1alpha1.SecretKeyUser:     []byte(ExporterUser),
@@ -81,7 +81,7 @@ func ExporterArgs() []string {
 // exporter is the exporter container of m and the volume of its option file, or nils when
 // monitoring is off.
 func exporter(m *appsv1alpha1.MySQL) (*corev1ac.ContainerApplyConfiguration, *corev1ac.VolumeApplyConfiguration) {
-	c := common.ExporterContainer(m.Spec.Monitoring, common.Exporter{
+	c := parts.ExporterContainer(m.Spec.Monitoring, parts.Exporter{
 		DefaultImage: appsv1alpha1.DefaultMySQLExporterImage,
 		Port:         appsv1alpha1.MySQLExporterPort,
 		Args:         ExporterArgs(),

@@ -16,7 +16,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // ContainerName is the name of the mysqld container.
@@ -75,8 +75,8 @@ func ConfigHash(cnf string) string {
 // ConfigMap is the desired ConfigMap holding my.cnf.
 func ConfigMap(m *appsv1alpha1.MySQL) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(m.ConfigMapName(), m.Namespace).
-		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(m, gvk)).
+		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(m, gvk)).
 		WithData(map[string]string{configFile: MyCnf(m)})
 }
 
@@ -97,11 +97,11 @@ func Secret(m *appsv1alpha1.MySQL, rootPassword, password []byte) *corev1ac.Secr
 		data[appsv1alpha1.SecretKeyDatabase] = []byte(m.Spec.Database)
 	}
 	s := corev1ac.Secret(m.GeneratedSecretName(), m.Namespace).
-		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(data)
 	if !m.RetainsData() {
-		s.WithOwnerReferences(common.ControllerReference(m, gvk))
+		s.WithOwnerReferences(parts.ControllerReference(m, gvk))
 	}
 	return s
 }
@@ -120,8 +120,8 @@ func Service(m *appsv1alpha1.MySQL) *corev1ac.ServiceApplyConfiguration {
 
 func service(m *appsv1alpha1.MySQL, name string) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(name, m.Namespace).
-		WithLabels(common.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(m, gvk))
+		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(m, gvk))
 }
 
 func servicePorts(m *appsv1alpha1.MySQL) *corev1ac.ServiceSpecApplyConfiguration {
@@ -139,7 +139,7 @@ func servicePorts(m *appsv1alpha1.MySQL) *corev1ac.ServiceSpecApplyConfiguration
 // With restore, the pod loads a backup before the server first accepts connections.
 func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetApplyConfiguration {
 	selector := m.SelectorLabels()
-	labels := common.Labels(selector, appsv1alpha1.ManagedByValue)
+	labels := parts.Labels(selector, appsv1alpha1.ManagedByValue)
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if !m.RetainsData() {
 		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
@@ -154,7 +154,7 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetA
 	}
 	return appsv1ac.StatefulSet(m.ChildName(), m.Namespace).
 		WithLabels(labels).
-		WithOwnerReferences(common.ControllerReference(m, gvk)).
+		WithOwnerReferences(parts.ControllerReference(m, gvk)).
 		WithSpec(appsv1ac.StatefulSetSpec().
 			WithReplicas(1).
 			WithServiceName(m.HeadlessServiceName()).
@@ -206,7 +206,7 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 	if c, volume := exporter(m); c != nil {
 		pod.WithContainers(c).WithVolumes(volume)
 	}
-	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(labels).
 		WithAnnotations(map[string]string{ConfigHashAnnotation: ConfigHash(MyCnf(m))}).
@@ -238,13 +238,13 @@ func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
 			corev1ac.VolumeMount().WithName(DataVolume).WithMountPath(dataDir),
 			corev1ac.VolumeMount().WithName("config").WithMountPath(configDir+"/"+configFile).WithSubPath(configFile).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(accountsVolume).WithMountPath(accountsDir).WithReadOnly(true)).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](common.RestrictedSecurityContext())).
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](parts.RestrictedSecurityContext())).
 		// The first start initialises the data directory, which takes a minute or more on slow disks.
 		WithStartupProbe(exec(LivenessCommand).WithPeriodSeconds(5).WithFailureThreshold(60)).
 		WithLivenessProbe(exec(LivenessCommand).WithPeriodSeconds(10).WithFailureThreshold(3)).
 		WithReadinessProbe(exec(ReadinessCommand).WithPeriodSeconds(5).WithFailureThreshold(2))
 	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
-		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
+		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
 	return c
 }
@@ -281,5 +281,5 @@ func Image(sts *appsv1.StatefulSet) string {
 	if sts == nil {
 		return ""
 	}
-	return common.ContainerImage(&sts.Spec.Template, ContainerName)
+	return parts.ContainerImage(&sts.Spec.Template, ContainerName)
 }

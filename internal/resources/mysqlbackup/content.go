@@ -8,7 +8,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // Container names of the wp-content Jobs.
@@ -30,7 +30,7 @@ var wordPressBackupGVK = appsv1alpha1.GroupVersion.WithKind("WordPressBackup")
 
 // ContentJobLabels are the labels of a WordPressBackup's Job and its pod.
 func ContentJobLabels(b *appsv1alpha1.WordPressBackup) map[string]string {
-	return common.Labels(map[string]string{
+	return parts.Labels(map[string]string{
 		appsv1alpha1.LabelName:     appsv1alpha1.WordPressBackupAppName,
 		appsv1alpha1.LabelInstance: b.Name,
 	}, appsv1alpha1.ManagedByValue)
@@ -79,7 +79,7 @@ func RestoreContentJob(wp *appsv1alpha1.WordPress, loc appsv1alpha1.BackupLocati
 // RestoreContentJobLabels are the labels of a WordPress's restore Job and its pod. Their name label
 // is not the site's, so the site never counts the Job's pod as one of its own.
 func RestoreContentJobLabels(wp *appsv1alpha1.WordPress) map[string]string {
-	return common.Labels(map[string]string{
+	return parts.Labels(map[string]string{
 		appsv1alpha1.LabelName:     appsv1alpha1.WordPressAppName + "-restore",
 		appsv1alpha1.LabelInstance: wp.Name,
 	}, appsv1alpha1.ManagedByValue)

@@ -12,8 +12,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
 	mysqlresources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // Container names of the backup pods; the operator reads the result of the one that reports.
@@ -48,7 +48,7 @@ var gvk = appsv1alpha1.GroupVersion.WithKind("MySQLBackup")
 
 // JobLabels are the labels of a backup's Jobs and their pods.
 func JobLabels(b *appsv1alpha1.MySQLBackup) map[string]string {
-	return common.Labels(map[string]string{
+	return parts.Labels(map[string]string{
 		appsv1alpha1.LabelName:     appsv1alpha1.MySQLBackupAppName,
 		appsv1alpha1.LabelInstance: b.Name,
 	}, appsv1alpha1.ManagedByValue)
@@ -150,7 +150,7 @@ func Restore(loc appsv1alpha1.BackupLocation, toolsImage string) *mysqlresources
 func job(owner metav1.Object, kind schema.GroupVersionKind, labels map[string]string, name string, backoffLimit int32, pod *corev1ac.PodSpecApplyConfiguration) *batchv1ac.JobApplyConfiguration {
 	return batchv1ac.Job(name, owner.GetNamespace()).
 		WithLabels(labels).
-		WithOwnerReferences(common.ControllerReference(owner, kind)).
+		WithOwnerReferences(parts.ControllerReference(owner, kind)).
 		WithSpec(batchv1ac.JobSpec().
 			WithBackoffLimit(backoffLimit).
 			WithPodReplacementPolicy(batchv1.Failed).
@@ -168,7 +168,7 @@ func podSpec(m *appsv1alpha1.MySQL) *corev1ac.PodSpecApplyConfiguration {
 			WithRunAsGroup(appsv1alpha1.MySQLUser).
 			WithFSGroup(appsv1alpha1.MySQLUser).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	common.Schedule(pod, m.Spec.NodeSelector, m.Spec.Tolerations, m.Spec.Affinity)
+	parts.Schedule(pod, m.Spec.NodeSelector, m.Spec.Tolerations, m.Spec.Affinity)
 	return pod
 }
 
@@ -178,7 +178,7 @@ func container(name, image string) *corev1ac.ContainerApplyConfiguration {
 		WithImage(image).
 		// The subcommands write their result as the termination message; a crash leaves its log.
 		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](common.RestrictedSecurityContext()))
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](parts.RestrictedSecurityContext()))
 }
 
 func secretEnv(name, secret, key string) *corev1ac.EnvVarApplyConfiguration {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // TemplateHash identifies a template: equal templates hash alike, and any change of the labels,
@@ -72,7 +72,7 @@ func Pod(ps *appsv1alpha1.PodSet, ordinal int, templateHash string) *corev1.Pod 
 			Namespace: ps.Namespace,
 			// The selector labels go over the user's, so that no template label can take a pod out
 			// of its PodSet; the managed-by label puts it in the operator's cache.
-			Labels:          common.PodLabels(t.Metadata.Labels, common.Labels(ps.SelectorLabels(), appsv1alpha1.ManagedByValue)),
+			Labels:          parts.PodLabels(t.Metadata.Labels, parts.Labels(ps.SelectorLabels(), appsv1alpha1.ManagedByValue)),
 			Annotations:     annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ps, appsv1alpha1.GroupVersion.WithKind("PodSet"))},
 		},

@@ -8,7 +8,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 const (
@@ -77,8 +77,8 @@ func nginxConfig(ws *appsv1alpha1.WebServer) string {
 // ConfigMap is the desired ConfigMap holding the nginx server block of a WebServer.
 func ConfigMap(ws *appsv1alpha1.WebServer) *corev1ac.ConfigMapApplyConfiguration {
 	return corev1ac.ConfigMap(ws.ConfigMapName(), ws.Namespace).
-		WithLabels(common.Labels(ws.SelectorLabels(), appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
+		WithLabels(parts.Labels(ws.SelectorLabels(), appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
 		WithData(map[string]string{NginxConfigKey: nginxConfig(ws)})
 }
 

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // ContainerName is the name of the nginx container in every WebServer pod.
@@ -24,8 +24,8 @@ const portName = "http"
 func Deployment(ws *appsv1alpha1.WebServer) *appsv1ac.DeploymentApplyConfiguration {
 	selector := ws.SelectorLabels()
 	return appsv1ac.Deployment(ws.ChildName(), ws.Namespace).
-		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
+		WithLabels(parts.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(ws.DesiredReplicas()).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
@@ -42,22 +42,22 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 	spec := ws.Spec
 	podSecurity := spec.PodSecurityContext
 	if podSecurity == nil {
-		podSecurity = common.RestrictedPodSecurityContext()
+		podSecurity = parts.RestrictedPodSecurityContext()
 	}
 	pod := corev1ac.PodSpec().
 		// nginx never calls the Kubernetes API: its pods get no token to leak.
 		WithAutomountServiceAccountToken(false).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.PodSecurityContextApplyConfiguration](podSecurity)).
 		WithContainers(container(ws)).
 		WithVolumes(configVolumeSource(ws))
-	if exporter := common.ExporterContainer(spec.Monitoring, common.Exporter{
+	if exporter := parts.ExporterContainer(spec.Monitoring, parts.Exporter{
 		DefaultImage: appsv1alpha1.DefaultWebServerExporterImage,
 		Port:         appsv1alpha1.WebServerExporterPort,
 		Args:         ExporterArgs(),
 	}); exporter != nil {
 		pod.WithContainers(exporter)
 	}
-	common.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
 	annotations := make(map[string]string, len(spec.PodAnnotations)+1)
 	for k, v := range spec.PodAnnotations {
 		annotations[k] = v
@@ -65,7 +65,7 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 	annotations[ConfigHashAnnotation] = configHash(nginxConfig(ws))
 	return corev1ac.PodTemplateSpec().
 		// The managed-by label puts the pods in the operator's cache, which reads their status.
-		WithLabels(common.PodLabels(spec.PodLabels, common.Labels(selector, appsv1alpha1.ManagedByValue))).
+		WithLabels(parts.PodLabels(spec.PodLabels, parts.Labels(selector, appsv1alpha1.ManagedByValue))).
 		WithAnnotations(annotations).
 		WithSpec(pod)
 }
@@ -78,14 +78,14 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 	spec := ws.Spec
 	security := spec.SecurityContext
 	if security == nil {
-		security = common.RestrictedSecurityContext()
+		security = parts.RestrictedSecurityContext()
 	}
 	c := corev1ac.Container().
 		WithName(ContainerName).
 		WithImage(spec.Image).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(configMount()).
-		WithSecurityContext(common.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
+		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).
 		WithReadinessProbe(corev1ac.Probe().
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath(HealthPath).WithPort(intstr.FromString(portName))).
 			WithPeriodSeconds(5)).
@@ -99,7 +99,7 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 		WithLifecycle(corev1ac.Lifecycle().
 			WithPreStop(corev1ac.LifecycleHandler().WithSleep(corev1ac.SleepAction().WithSeconds(PreStopSleepSeconds))))
 	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
-		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
+		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
 	return c
 }
@@ -114,7 +114,7 @@ func ExporterArgs() []string {
 func Service(ws *appsv1alpha1.WebServer) *corev1ac.ServiceApplyConfiguration {
 	selector := ws.SelectorLabels()
 	return corev1ac.Service(ws.ChildName(), ws.Namespace).
-		WithLabels(common.Labels(selector, appsv1alpha1.ManagedByValue)).
-		WithOwnerReferences(common.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
-		WithSpec(common.ServiceSpec(ws.Spec.Service, selector, portName))
+		WithLabels(parts.Labels(selector, appsv1alpha1.ManagedByValue)).
+		WithOwnerReferences(parts.ControllerReference(ws, appsv1alpha1.GroupVersion.WithKind("WebServer"))).
+		WithSpec(parts.ServiceSpec(ws.Spec.Service, selector, portName))
 }

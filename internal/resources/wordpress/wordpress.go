@@ -14,7 +14,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/resources/common"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // ContainerName is the name of the WordPress container.
@@ -45,7 +45,7 @@ func GenerateSalts() map[string][]byte {
 }
 
 func labels(wp *appsv1alpha1.WordPress) map[string]string {
-	return common.Labels(wp.SelectorLabels(), appsv1alpha1.ManagedByValue)
+	return parts.Labels(wp.SelectorLabels(), appsv1alpha1.ManagedByValue)
 }
 
 // MySQL is the desired MySQL of a WordPress that runs its own: the spec given inline, with a
@@ -83,7 +83,7 @@ func SaltsSecret(wp *appsv1alpha1.WordPress, salts map[string][]byte) *corev1ac.
 	}
 	return corev1ac.Secret(wp.SaltsSecretName(), wp.Namespace).
 		WithLabels(labels(wp)).
-		WithOwnerReferences(common.ControllerReference(wp, gvk)).
+		WithOwnerReferences(parts.ControllerReference(wp, gvk)).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(data)
 }
@@ -103,7 +103,7 @@ func ContentClaim(wp *appsv1alpha1.WordPress) *corev1ac.PersistentVolumeClaimApp
 		WithLabels(labels(wp)).
 		WithSpec(spec)
 	if !wp.RetainsContent() {
-		pvc.WithOwnerReferences(common.ControllerReference(wp, gvk))
+		pvc.WithOwnerReferences(parts.ControllerReference(wp, gvk))
 	}
 	return pvc
 }
@@ -112,8 +112,8 @@ func ContentClaim(wp *appsv1alpha1.WordPress) *corev1ac.PersistentVolumeClaimApp
 func Service(wp *appsv1alpha1.WordPress) *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(wp.ChildName(), wp.Namespace).
 		WithLabels(labels(wp)).
-		WithOwnerReferences(common.ControllerReference(wp, gvk)).
-		WithSpec(common.ServiceSpec(wp.Spec.Service, wp.SelectorLabels(), portName))
+		WithOwnerReferences(parts.ControllerReference(wp, gvk)).
+		WithSpec(parts.ServiceSpec(wp.Spec.Service, wp.SelectorLabels(), portName))
 }
 
 // Deployment is the desired Deployment of a WordPress using the MySQL db.
@@ -140,7 +140,7 @@ func Deployment(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *appsv1ac.De
 			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(wp.ContentClaimName())))
 	return appsv1ac.Deployment(wp.ChildName(), wp.Namespace).
 		WithLabels(labels(wp)).
-		WithOwnerReferences(common.ControllerReference(wp, gvk)).
+		WithOwnerReferences(parts.ControllerReference(wp, gvk)).
 		WithSpec(appsv1ac.DeploymentSpec().
 			WithReplicas(wp.DesiredReplicas()).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
@@ -180,7 +180,7 @@ func container(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *corev1ac.Con
 			WithInitialDelaySeconds(30).WithPeriodSeconds(10))
 	res := wp.Spec.Resources
 	if len(res.Limits) > 0 || len(res.Requests) > 0 || len(res.Claims) > 0 {
-		c.WithResources(common.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](res))
+		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](res))
 	}
 	return c
 }

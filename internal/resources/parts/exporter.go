@@ -1,4 +1,4 @@
-package common
+package parts
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,6 +1,6 @@
-// Package common holds the small pieces every builder shares: labels, owner references and the
+// Package parts holds the small pieces every builder shares: labels, owner references, the
 // restricted security defaults.
-package common
+package parts
 
 import (
 	"encoding/json"
