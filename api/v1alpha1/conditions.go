@@ -106,4 +106,7 @@ const (
 	// EventWedgedPodDeleted: a StatefulSet member of an older revision that is not Ready was
 	// deleted so that the StatefulSet recreates it from the current spec.
 	EventWedgedPodDeleted = "WedgedPodDeleted"
+	// EventMissedSchedule is a Warning on a MySQL whose backup schedule passed times without
+	// starting a backup, such as while the operator was down; only the latest is run.
+	EventMissedSchedule = "MissedSchedule"
 )

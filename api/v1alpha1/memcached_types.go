@@ -218,3 +218,9 @@ func (mc *Memcached) DesiredSize() int32 {
 	}
 	return *mc.Spec.Size
 }
+
+// InstanceStatus is the status the shared reconcile pass compares and writes, with its conditions
+// and rollout.
+func (mc *Memcached) InstanceStatus() (status any, conditions []metav1.Condition, rollout RolloutStatus) {
+	return mc.Status, mc.Status.Conditions, mc.Status.Rollout
+}

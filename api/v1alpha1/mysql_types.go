@@ -342,3 +342,9 @@ func namesMinor(tag string) bool {
 	core, _, _ = strings.Cut(core, "+")
 	return strings.Contains(core, ".")
 }
+
+// InstanceStatus is the status the shared reconcile pass compares and writes, with its conditions
+// and rollout.
+func (m *MySQL) InstanceStatus() (status any, conditions []metav1.Condition, rollout RolloutStatus) {
+	return m.Status, m.Status.Conditions, m.Status.Rollout
+}

@@ -175,3 +175,9 @@ func (ps *PodSet) MaxUnavailableReplicas() int32 {
 	}
 	return ps.Spec.MaxUnavailable
 }
+
+// InstanceStatus is the status the shared reconcile pass compares and writes, with its conditions
+// and rollout.
+func (ps *PodSet) InstanceStatus() (status any, conditions []metav1.Condition, rollout RolloutStatus) {
+	return ps.Status, ps.Status.Conditions, ps.Status.Rollout
+}

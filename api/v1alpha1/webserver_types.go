@@ -222,3 +222,9 @@ func (ws *WebServer) DesiredReplicas() int32 {
 	}
 	return *ws.Spec.Replicas
 }
+
+// InstanceStatus is the status the shared reconcile pass compares and writes, with its conditions
+// and rollout.
+func (ws *WebServer) InstanceStatus() (status any, conditions []metav1.Condition, rollout RolloutStatus) {
+	return ws.Status, ws.Status.Conditions, ws.Status.Rollout
+}

@@ -272,3 +272,9 @@ func (wp *WordPress) URL() string {
 
 // RetainsContent is true unless the spec asks for wp-content to go with the WordPress.
 func (wp *WordPress) RetainsContent() bool { return wp.Spec.DeletionPolicy != DeletionPolicyDelete }
+
+// InstanceStatus is the status the shared reconcile pass compares and writes, with its conditions
+// and rollout.
+func (wp *WordPress) InstanceStatus() (status any, conditions []metav1.Condition, rollout RolloutStatus) {
+	return wp.Status, wp.Status.Conditions, wp.Status.Rollout
+}

@@ -3,7 +3,6 @@ package conditions
 import (
 	"context"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/event"
 )
 
 // needsAPerson are the Degraded reasons that only a person can clear.
@@ -40,5 +40,5 @@ func WarnWhenDegraded(ctx context.Context, recorder events.EventRecorder, obj ru
 	if needsAPerson[now.Reason] {
 		log.FromContext(ctx).Info("waiting for a person", "reason", now.Reason, "problem", now.Message)
 	}
-	recorder.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
+	event.Degraded(now.Reason).Emit(recorder, obj, nil, "%s", now.Message)
 }

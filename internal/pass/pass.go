@@ -18,20 +18,16 @@ import (
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
-// Kind tells the pass where an instance of kind T keeps what the pass reads and writes.
-type Kind[T client.Object] struct {
-	// Name is the kind as users read it, for metrics and Events.
-	Name string
-	// Status is the instance's status, as the status patch compares and writes it.
-	Status func(T) any
-	// Conditions and Rollout are parts of that status.
-	Conditions func(T) []metav1.Condition
-	Rollout    func(T) appsv1alpha1.RolloutStatus
+// Instance is an instance of one of the kinds that run pods: its status holds conditions and a
+// rollout, which the pass reads and writes the same way for every kind.
+type Instance interface {
+	client.Object
+	InstanceStatus() (status any, conditions []metav1.Condition, rollout appsv1alpha1.RolloutStatus)
 }
 
 // Pass is one reconcile of one instance: Begin reads it, the kind's steps apply its children and
 // observe them, and Finish, deferred, writes what they saw once.
-type Pass[T client.Object] struct {
+type Pass[T Instance] struct {
 	// Instance is the instance as read; Finish replaces its status.
 	Instance T
 	// Original is a copy of it as read, which the status patch compares with.
@@ -41,35 +37,60 @@ type Pass[T client.Object] struct {
 	Desired  rollout.Revision
 	Decision rollout.Decision
 
-	kind     Kind[T]
+	kind     string
 	client   kube.Client
 	recorder events.EventRecorder
 }
 
 // Begin reads the instance req names into obj. It returns a nil Pass, with the result and error
-// the reconcile returns, when there is nothing to do: the instance is gone, or being deleted
-// (owner references hand its children to the garbage collector, and what a kind keeps past a
-// deletion carries no owner reference), or the cache does not show yet the status the pass before
-// wrote, which would make this pass decide again on stale status.
-func Begin[T client.Object](ctx context.Context, c kube.Client, recorder events.EventRecorder, kind Kind[T], req ctrl.Request, obj T) (*Pass[T], ctrl.Result, error) {
-	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
-		return nil, ctrl.Result{}, client.IgnoreNotFound(err)
+// the reconcile returns, when there is nothing to do (Read).
+func Begin[T Instance](ctx context.Context, c kube.Client, recorder events.EventRecorder, req ctrl.Request, obj T) (*Pass[T], ctrl.Result, error) {
+	if goOn, result, err := Read(ctx, c, req, obj, status); !goOn {
+		return nil, result, err
 	}
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return nil, ctrl.Result{}, nil
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return nil, ctrl.Result{}, err
 	}
-	if statuspatch.Behind(obj, kind.Status(obj)) {
-		return nil, ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
-	}
-	undecided := kind.Rollout(obj)
+	_, _, undecided := obj.InstanceStatus()
 	return &Pass[T]{
 		Instance: obj,
 		Original: obj.DeepCopyObject().(T),
 		Decision: rollout.Decision{Status: *undecided.DeepCopy()},
-		kind:     kind,
+		kind:     gvk.Kind,
 		client:   c,
 		recorder: recorder,
 	}, ctrl.Result{}, nil
+}
+
+// Read reads the object req names into obj and tells whether a pass goes on. It stops, with the
+// result and error the reconcile returns, when the object is gone, or being deleted (owner
+// references hand its children to the garbage collector, and what a kind keeps past a deletion
+// carries no owner reference), or when the cache does not show yet the status the pass before
+// wrote, which would make this pass decide again on stale status.
+func Read[T client.Object](ctx context.Context, c client.Reader, req ctrl.Request, obj T, status func(T) any) (goOn bool, result ctrl.Result, err error) {
+	if err := c.Get(ctx, req.NamespacedName, obj); err != nil {
+		return false, ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false, ctrl.Result{}, nil
+	}
+	if statuspatch.Behind(obj, status(obj)) {
+		return false, ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
+	}
+	return true, ctrl.Result{}, nil
+}
+
+// status is an instance's status, as the status patch compares and writes it.
+func status[T Instance](obj T) any {
+	s, _, _ := obj.InstanceStatus()
+	return s
+}
+
+// conditionsOf is an instance's conditions.
+func conditionsOf[T Instance](obj T) []metav1.Condition {
+	_, c, _ := obj.InstanceStatus()
+	return c
 }
 
 // End is what a kind tells Finish of what its pass observed.
@@ -93,8 +114,8 @@ func (p *Pass[T]) Finish(ctx context.Context, result *ctrl.Result, err *error, e
 		p.Decision.Complete(p.Desired, time.Now())
 	}
 	readErr := end.Status(passErr)
-	conditions.WarnWhenDegraded(ctx, p.recorder, p.Instance, p.kind.Conditions(p.Original), p.kind.Conditions(p.Instance))
-	written := rollout.WriteStatus(ctx, p.client, p.recorder, p.kind.Name, p.Original, p.Instance, p.Decision, p.kind.Status)
+	conditions.WarnWhenDegraded(ctx, p.recorder, p.Instance, conditionsOf(p.Original), conditionsOf(p.Instance))
+	written := rollout.WriteStatus(ctx, p.client, p.recorder, p.kind, p.Original, p.Instance, p.Decision, status[T])
 	// A pass waiting for a watched object to go needs no retry.
 	*err = failure.DropWatchedWaits(errors.Join(passErr, readErr, written))
 	if *err == nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -13,6 +12,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 )
 
 // Record tells of the rollback d made, if any: a Warning Event on obj naming the failed and the
@@ -25,7 +25,7 @@ func Record(ctx context.Context, recorder events.EventRecorder, obj runtime.Obje
 	log.FromContext(ctx).Info("rolled back a failed revision to the last good one",
 		"failed", d.RolledBack.Name, "failedImage", d.RolledBack.Image, "reason", d.RolledBack.Reason,
 		"restored", good.Name, "restoredImage", good.Image)
-	recorder.Eventf(obj, nil, corev1.EventTypeWarning, appsv1alpha1.EventRolledBack, "Rollback", "%s", rolledBackMessage(d.Status))
+	event.RolledBack.Emit(recorder, obj, nil, "%s", rolledBackMessage(d.Status))
 }
 
 // rolledBackMessage tells, in one sentence, what failed and what runs instead.

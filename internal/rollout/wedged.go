@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 )
 
 // WedgedGrace is how long a member of an older revision may stay not Ready, with no problem the
@@ -117,7 +117,7 @@ func (d *WedgedDeletions) Delete(ctx context.Context, c client.Client, recorder 
 	}
 	log.FromContext(ctx).Info("deleted a member of an older revision that cannot become Ready, so that the StatefulSet recreates it from the current spec",
 		"pod", pod.Name, "revision", pod.Labels[appsv1.ControllerRevisionHashLabelKey], "reason", why)
-	recorder.Eventf(owner, pod, corev1.EventTypeWarning, appsv1alpha1.EventWedgedPodDeleted, "Delete",
+	event.WedgedPodDeleted.Emit(recorder, owner, pod,
 		"deleted pod %s of an older revision so that it restarts with the current spec: %s", pod.Name, why)
 	return nil
 }
@@ -132,7 +132,7 @@ func (d *WedgedDeletions) DeleteRolledBack(ctx context.Context, c client.Client,
 	}
 	log.FromContext(ctx).Info("deleted a member of a rolled back revision, so that the StatefulSet recreates it from the restored one",
 		"pod", pod.Name, "failed", failed, "restored", restored, "reason", why)
-	recorder.Eventf(owner, pod, corev1.EventTypeWarning, appsv1alpha1.EventWedgedPodDeleted, "Delete",
+	event.WedgedPodDeleted.Emit(recorder, owner, pod,
 		"deleted pod %s of the failed revision %s so that it restarts with the restored revision %s: %s", pod.Name, failed, restored, why)
 	return nil
 }

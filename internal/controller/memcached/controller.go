@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -21,6 +20,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -49,17 +49,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// kind tells the shared pass where a Memcached keeps its status.
-var kind = pass.Kind[*appsv1alpha1.Memcached]{
-	Name:       "Memcached",
-	Status:     func(mc *appsv1alpha1.Memcached) any { return mc.Status },
-	Conditions: func(mc *appsv1alpha1.Memcached) []metav1.Condition { return mc.Status.Conditions },
-	Rollout:    func(mc *appsv1alpha1.Memcached) appsv1alpha1.RolloutStatus { return mc.Status.Rollout },
-}
-
 // Reconcile applies the Memcached's children and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.Memcached{})
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.Memcached{})
 	if p == nil {
 		return early, err
 	}
@@ -118,7 +110,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memc
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
 	if result == apply.Created {
-		r.Recorder.Eventf(mc, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created headless Service %s", mc.ChildName())
+		event.Created.Emit(r.Recorder, mc, svc, "created headless Service %s", mc.ChildName())
 	}
 	return nil
 }
@@ -139,10 +131,10 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 	}
 	switch {
 	case result == apply.Created:
-		r.Recorder.Eventf(mc, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, mc, sts,
 			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
 	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+		event.Scaled.Emit(r.Recorder, mc, nil,
 			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())
 	}
 	return nil

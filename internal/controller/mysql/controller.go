@@ -27,6 +27,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
@@ -72,14 +73,6 @@ const restoreSourceIndex = "mysql.restore.backupName"
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create
 
-// kind tells the shared pass where a MySQL keeps its status.
-var kind = pass.Kind[*appsv1alpha1.MySQL]{
-	Name:       "MySQL",
-	Status:     func(m *appsv1alpha1.MySQL) any { return m.Status },
-	Conditions: func(m *appsv1alpha1.MySQL) []metav1.Condition { return m.Status.Conditions },
-	Rollout:    func(m *appsv1alpha1.MySQL) appsv1alpha1.RolloutStatus { return m.Status.Rollout },
-}
-
 // observed is what a pass saw of the children and built, for the status.
 type observed struct {
 	// target is the spec the pod and my.cnf are built from.
@@ -111,7 +104,7 @@ type observed struct {
 // own: owner references take the children, and the StatefulSet's claim retention policy and the
 // generated Secret's owner reference decide, by the deletion policy, whether data and passwords go too.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.MySQL{})
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.MySQL{})
 	if p == nil {
 		return early, err
 	}
@@ -261,11 +254,11 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1
 	seen.sts = sts
 	switch {
 	case result == apply.Created:
-		r.Recorder.Eventf(m, sts, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, m, sts,
 			"created StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
 	case result == apply.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
 		// A rollback has its own Event.
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
+		event.Upgrading.Emit(r.Recorder, m, nil,
 			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
 	}
 	return nil
@@ -301,7 +294,7 @@ func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.My
 // refused downgrade or rollback.
 func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade", "the server runs %s", m.Status.Image)
+		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
@@ -49,7 +50,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	if created {
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, m, nil,
 			"generated Secret %s with random passwords", name)
 	}
 	desired := resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])

@@ -15,6 +15,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
@@ -52,7 +53,7 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 		// The server has served once from the loaded data: the restore is over, and the pod
 		// no longer needs the storage.
 		m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec), CompletionTime: ptr.To(metav1.Now())}
-		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, appsv1alpha1.ReasonRestored, "Restore", "the server serves the data restored from %s", restoreSourceName(spec))
+		event.Restored.Emit(r.Recorder, m, nil, "the server serves the data restored from %s", restoreSourceName(spec))
 		return nil, "", nil
 	}
 	if sts == nil && claim != nil {

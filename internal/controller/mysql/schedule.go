@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -18,6 +17,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
+	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
@@ -89,7 +89,7 @@ func (r *Reconciler) reconcileSchedule(ctx context.Context, m *appsv1alpha1.MySQ
 	}
 	if missed > 0 {
 		summary.MissedSchedules += missed
-		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, "MissedSchedule", "Backup",
+		event.MissedSchedule.Emit(r.Recorder, m, nil,
 			"%d scheduled backups were missed; started the latest, %s", missed, name)
 	}
 	summary.LastScheduleTime = ptr.To(metav1.NewTime(due))

@@ -29,6 +29,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
@@ -227,7 +228,7 @@ func (r *Reconciler) deletePruned(ctx context.Context, b *appsv1alpha1.MySQLBack
 		if err := r.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("delete pruned MySQLBackup %s/%s: %w", s.Namespace, s.Name, err)
 		}
-		r.Recorder.Eventf(b, s, corev1.EventTypeNormal, appsv1alpha1.ReasonBackupPruned, "Prune",
+		event.BackupPruned.Emit(r.Recorder, b, s,
 			"deleted backup %s and its artifact, as the retention of MySQL %s says", s.Name, b.Spec.MySQLName)
 	}
 	return nil

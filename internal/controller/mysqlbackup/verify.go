@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
@@ -17,6 +16,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -140,19 +140,19 @@ func (r *Reconciler) recordTransitions(ctx context.Context, original, b *appsv1a
 		switch b.Status.Phase {
 		case appsv1alpha1.BackupSucceeded:
 			log.FromContext(ctx).Info("backup succeeded", "key", b.Status.Location.Key, "bytes", b.Status.Size)
-			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, appsv1alpha1.ReasonBackupSucceeded, "Backup",
+			event.BackupSucceeded.Emit(r.Recorder, b, nil,
 				"backed up MySQL %s to %s %s: %s", b.Spec.MySQLName, b.Status.Location.Storage.Describe(), b.Status.Location.Key, message(appsv1alpha1.ConditionComplete))
 		case appsv1alpha1.BackupFailed:
 			log.FromContext(ctx).Info("backup failed", "reason", message(appsv1alpha1.ConditionComplete))
-			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, appsv1alpha1.ReasonBackupFailed, "Backup",
+			event.BackupFailed.Emit(r.Recorder, b, nil,
 				"backup of MySQL %s failed: %s", b.Spec.MySQLName, message(appsv1alpha1.ConditionComplete))
 		}
 	}
 	if original.Status.Verification != b.Status.Verification {
-		eventType, reason := corev1.EventTypeNormal, appsv1alpha1.ReasonVerificationPassed
+		verdict := event.VerificationPassed
 		if b.Status.Verification == appsv1alpha1.VerificationFailed {
-			eventType, reason = corev1.EventTypeWarning, appsv1alpha1.ReasonVerificationFailed
+			verdict = event.VerificationFailed
 		}
-		r.Recorder.Eventf(b, nil, eventType, reason, "Verify", "%s", message(appsv1alpha1.ConditionVerified))
+		verdict.Emit(r.Recorder, b, nil, "%s", message(appsv1alpha1.ConditionVerified))
 	}
 }

@@ -45,18 +45,10 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// kind tells the shared pass where a PodSet keeps its status.
-var kind = pass.Kind[*appsv1alpha1.PodSet]{
-	Name:       "PodSet",
-	Status:     func(ps *appsv1alpha1.PodSet) any { return ps.Status },
-	Conditions: func(ps *appsv1alpha1.PodSet) []metav1.Condition { return ps.Status.Conditions },
-	Rollout:    func(ps *appsv1alpha1.PodSet) appsv1alpha1.RolloutStatus { return ps.Status.Rollout },
-}
-
 // Reconcile creates and deletes the pods as planPods decides, from the spec's template or, while
 // the spec's revision is rolled back, the last good one, and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.PodSet{})
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.PodSet{})
 	if p == nil {
 		return early, err
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
 
@@ -21,14 +22,14 @@ func (r *Reconciler) recordScale(original *appsv1alpha1.PodSet) {
 	if s.ObservedGeneration == 0 || s.ObservedGeneration == original.Generation || s.Replicas == original.DesiredReplicas() {
 		return
 	}
-	r.Recorder.Eventf(original, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+	event.Scaled.Emit(r.Recorder, original, nil,
 		"scaling from %d to %d pods", s.Replicas, original.DesiredReplicas())
 }
 
 // recordUpgrade emits Upgraded when a rollout to a new template has just completed.
 func (r *Reconciler) recordUpgrade(original, ps *appsv1alpha1.PodSet) {
 	if original.Status.TemplateHash != "" && ps.Status.TemplateHash != original.Status.TemplateHash {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade",
+		event.Upgraded.Emit(r.Recorder, ps, nil,
 			"all %d pods run template %s", ps.Status.Replicas, ps.Status.TemplateHash)
 	}
 }
@@ -51,25 +52,25 @@ func (r *Reconciler) recordDeletions(ps *appsv1alpha1.PodSet, d rollout.Decision
 	}
 	switch {
 	case len(old) > 0 && d.RollBack:
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventReplaced, "Replace",
+		event.Replaced.Emit(r.Recorder, ps, nil,
 			"putting revision %s back: deleted %s", d.Status.CurrentRevision, nameList(old))
 	case len(old) > 0:
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
+		event.Upgrading.Emit(r.Recorder, ps, nil,
 			"replacing pods of an older template: deleted %s", nameList(old))
 	}
 	if len(failed) > 0 {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeWarning, appsv1alpha1.EventReplaced, "Replace",
+		event.ReplacedFailed.Emit(r.Recorder, ps, nil,
 			"deleted failed pods %s to replace them", nameList(failed))
 	}
 	if len(succeeded) > 0 {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventReplaced, "Replace",
+		event.Replaced.Emit(r.Recorder, ps, nil,
 			"deleted pods %s, whose containers exited, to replace them", nameList(succeeded))
 	}
 }
 
 func (r *Reconciler) recordCreations(ps *appsv1alpha1.PodSet, names []string) {
 	if len(names) > 0 {
-		r.Recorder.Eventf(ps, nil, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, ps, nil,
 			"created pods %s", nameList(names))
 	}
 }

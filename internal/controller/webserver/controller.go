@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -21,6 +20,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
@@ -47,17 +47,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// kind tells the shared pass where a WebServer keeps its status.
-var kind = pass.Kind[*appsv1alpha1.WebServer]{
-	Name:       "WebServer",
-	Status:     func(ws *appsv1alpha1.WebServer) any { return ws.Status },
-	Conditions: func(ws *appsv1alpha1.WebServer) []metav1.Condition { return ws.Status.Conditions },
-	Rollout:    func(ws *appsv1alpha1.WebServer) appsv1alpha1.RolloutStatus { return ws.Status.Rollout },
-}
-
 // Reconcile applies the WebServer's children and writes its status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.WebServer{})
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WebServer{})
 	if p == nil {
 		return early, err
 	}
@@ -115,7 +107,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebS
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
 	if result == apply.Created {
-		r.Recorder.Eventf(ws, svc, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created Service %s", ws.ChildName())
+		event.Created.Emit(r.Recorder, ws, svc, "created Service %s", ws.ChildName())
 	}
 	return nil
 }
@@ -129,14 +121,14 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 	}
 	switch {
 	case result == apply.Created:
-		r.Recorder.Eventf(ws, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, ws, dep,
 			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
 	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+		event.Scaled.Emit(r.Recorder, ws, nil,
 			"scaled from %d to %d replicas", *before.Spec.Replicas, ws.DesiredReplicas())
 	}
 	if result == apply.Updated && deploymentImage(before) != ws.Spec.Image {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgrading, "Upgrade",
+		event.Upgrading.Emit(r.Recorder, ws, nil,
 			"rolling out %s, replacing %s", ws.Spec.Image, deploymentImage(before))
 	}
 	return nil
@@ -145,7 +137,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 // recordUpgrade emits Upgraded when a rollout to a new image has just completed.
 func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
 	if original.Status.Image != "" && ws.Status.Image != original.Status.Image {
-		r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, appsv1alpha1.EventUpgraded, "Upgrade",
+		event.Upgraded.Emit(r.Recorder, ws, nil,
 			"every replica runs %s", ws.Status.Image)
 	}
 }

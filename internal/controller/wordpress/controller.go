@@ -26,6 +26,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
@@ -76,19 +77,11 @@ type observed struct {
 	applied bool
 }
 
-// kind tells the shared pass where a WordPress keeps its status.
-var kind = pass.Kind[*appsv1alpha1.WordPress]{
-	Name:       "WordPress",
-	Status:     func(wp *appsv1alpha1.WordPress) any { return wp.Status },
-	Conditions: func(wp *appsv1alpha1.WordPress) []metav1.Condition { return wp.Status.Conditions },
-	Rollout:    func(wp *appsv1alpha1.WordPress) appsv1alpha1.RolloutStatus { return wp.Status.Rollout },
-}
-
 // Reconcile applies the WordPress's children and writes its status once. The site's pods are
 // built from the spec or, while the spec's revision is rolled back, from the last good one. A
 // retained wp-content PVC carries no owner reference and stays past a deletion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, kind, req, &appsv1alpha1.WordPress{})
+	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WordPress{})
 	if p == nil {
 		return early, err
 	}
@@ -155,7 +148,7 @@ func (r *Reconciler) reconcileDatabase(ctx context.Context, wp *appsv1alpha1.Wor
 			return fmt.Errorf("database of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 		}
 		if result == apply.Created {
-			r.Recorder.Eventf(wp, db, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create", "created MySQL %s", wp.MySQLName())
+			event.Created.Emit(r.Recorder, wp, db, "created MySQL %s", wp.MySQLName())
 			seen.dbReason, seen.dbProblem = appsv1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("MySQL %s is being created", wp.MySQLName())
 			return nil
 		}
@@ -232,10 +225,10 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, wp *appsv1alpha1.W
 	seen.dep, seen.applied = dep, true
 	switch {
 	case result == apply.Created:
-		r.Recorder.Eventf(wp, dep, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, wp, dep,
 			"created Deployment %s with %d replicas of %s", wp.ChildName(), wp.DesiredReplicas(), wp.Spec.Image)
 	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != wp.DesiredReplicas():
-		r.Recorder.Eventf(wp, nil, corev1.EventTypeNormal, appsv1alpha1.EventScaled, "Scale",
+		event.Scaled.Emit(r.Recorder, wp, nil,
 			"scaled from %d to %d replicas", *before.Spec.Replicas, wp.DesiredReplicas())
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +18,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
@@ -71,7 +71,7 @@ func (r *Reconciler) reconcileRestore(ctx context.Context, wp *appsv1alpha1.Word
 		}
 		wp.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: source, CompletionTime: completed}
 		log.FromContext(ctx).Info("wp-content restored", "source", source, "job", job.Name)
-		r.Recorder.Eventf(wp, job, corev1.EventTypeNormal, appsv1alpha1.ReasonRestored, "Restore", "wp-content was filled from %s", source)
+		event.Restored.Emit(r.Recorder, wp, job, "wp-content was filled from %s", source)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (r *Reconciler) startRestore(ctx context.Context, wp *appsv1alpha1.WordPres
 	if result == apply.Created {
 		loc := b.Status.Content.Location
 		log.FromContext(ctx).Info("restore started", "source", restoreSource(wp), "storage", loc.Storage.Describe(), "key", loc.Key)
-		r.Recorder.Eventf(wp, job, corev1.EventTypeNormal, appsv1alpha1.EventCreated, "Create",
+		event.Created.Emit(r.Recorder, wp, job,
 			"created Job %s to fill wp-content from WordPressBackup %s", job.Name, name)
 	}
 	wp.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSource(wp)}
@@ -154,7 +154,7 @@ func (r *Reconciler) warnRestoreStuck(ctx context.Context, before, after []metav
 		return
 	}
 	log.FromContext(ctx).Info("the restore waits for a person", "problem", now.Message)
-	r.Recorder.Eventf(wp, nil, corev1.EventTypeWarning, now.Reason, "Restore", "%s", now.Message)
+	event.RestoreStuck.Emit(r.Recorder, wp, nil, "%s", now.Message)
 }
 
 // restoringWordPresses maps a WordPressBackup to the WordPresses restoring from it.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +26,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
@@ -258,11 +258,11 @@ func (r *Reconciler) recordTransition(ctx context.Context, original, b *appsv1al
 	switch b.Status.Phase {
 	case appsv1alpha1.BackupSucceeded:
 		log.FromContext(ctx).Info("restore point succeeded")
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, appsv1alpha1.ReasonBackupSucceeded, "Backup",
+		event.BackupSucceeded.Emit(r.Recorder, b, nil,
 			"backed up WordPress %s: %s", b.Spec.WordPressName, message)
 	case appsv1alpha1.BackupFailed:
 		log.FromContext(ctx).Info("restore point failed", "reason", message)
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, appsv1alpha1.ReasonBackupFailed, "Backup",
+		event.BackupFailed.Emit(r.Recorder, b, nil,
 			"backup of WordPress %s failed: %s", b.Spec.WordPressName, message)
 	}
 }
