@@ -124,6 +124,16 @@ func (p *Pass[T]) Finish(ctx context.Context, result *ctrl.Result, err *error, e
 	}
 }
 
+// Observed is obj once a step has read or applied it into obj, or nil while it does not exist or
+// could not be read.
+func Observed[T client.Object](obj T) T {
+	var none T
+	if obj.GetUID() == "" {
+		return none
+	}
+	return obj
+}
+
 // Earliest is the sooner of two requeue delays, zero meaning none.
 func Earliest(a, b time.Duration) time.Duration {
 	if a == 0 || (b != 0 && b < a) {

@@ -64,9 +64,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	target := mc.DeepCopy()
 	sts := &appsv1.StatefulSet{}
 	defer p.Finish(ctx, &result, &err, pass.End{
-		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, observedStatefulSet(sts)) },
+		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, pass.Observed(sts)) },
 		Status: func(passErr error) error {
-			mc.Status = computeStatus(target, p.Decision, observedStatefulSet(sts), pods, podsErr, passErr)
+			mc.Status = computeStatus(target, p.Decision, pass.Observed(sts), pods, podsErr, passErr)
 			// Pods that could not be read show no failure, leave the members last reported in
 			// place and are read again on retry.
 			return podsErr
@@ -91,15 +91,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	recheck, err := r.replaceWedgedMember(ctx, mc, sts, pods)
 	return ctrl.Result{RequeueAfter: recheck}, err
-}
-
-// observedStatefulSet is sts once a step has read or applied it, or nil when it does not exist yet
-// or could not be read.
-func observedStatefulSet(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
-	if sts.UID == "" {
-		return nil
-	}
-	return sts
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {

@@ -62,9 +62,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	target := ws.DeepCopy()
 	dep := &appsv1.Deployment{}
 	defer p.Finish(ctx, &result, &err, pass.End{
-		RolloutComplete: func() bool { return rolloutComplete(observedDeployment(dep), target) },
+		RolloutComplete: func() bool { return rolloutComplete(pass.Observed(dep), target) },
 		Status: func(passErr error) error {
-			ws.Status = computeStatus(target, p.Decision, observedDeployment(dep), pods, podsErr, passErr)
+			ws.Status = computeStatus(target, p.Decision, pass.Observed(dep), pods, podsErr, passErr)
 			r.recordUpgrade(p.Original, ws)
 			return podsErr
 		},
@@ -88,15 +88,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			return r.PodMonitors.Reconcile(ctx, r.Client, ws, target.Spec.Monitoring.Enabled, ws.SelectorLabels())
 		},
 	)
-}
-
-// observedDeployment is dep once a step has read or applied it, or nil when it does not exist yet
-// or could not be read.
-func observedDeployment(dep *appsv1.Deployment) *appsv1.Deployment {
-	if dep.UID == "" {
-		return nil
-	}
-	return dep
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {

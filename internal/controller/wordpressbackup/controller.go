@@ -28,6 +28,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
@@ -51,26 +52,21 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// status is a backup's status, as the status patch compares and writes it.
+func status(b *appsv1alpha1.WordPressBackup) any { return b.Status }
+
 // Reconcile starts both halves of a restore point once the site exists, then records their outcome.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	b := &appsv1alpha1.WordPressBackup{}
-	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !b.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	if statuspatch.Behind(b, b.Status) {
-		// The cache does not show yet the status the pass before wrote.
-		return ctrl.Result{RequeueAfter: statuspatch.CatchUp}, nil
+	if goOn, result, err := pass.Read(ctx, r.Client, req, b, status); !goOn {
+		return result, err
 	}
 	original := b.DeepCopy()
 	defer func() {
 		b.Status.ObservedGeneration = b.Generation
 		conditions.SetBackupHealth(&b.Status.Conditions, b.Generation)
 		r.recordTransition(ctx, original, b)
-		err = errors.Join(err, statuspatch.Patch(ctx, r.Client, original, b,
-			func(b *appsv1alpha1.WordPressBackup) any { return b.Status }))
+		err = errors.Join(err, statuspatch.Patch(ctx, r.Client, original, b, status))
 		// Only once the outcome is recorded may the Job it was read from go.
 		if err == nil && (b.Status.Phase == appsv1alpha1.BackupSucceeded || b.Status.Phase == appsv1alpha1.BackupFailed) {
 			err = r.deleteArchiveJob(ctx, b)
