@@ -5,7 +5,6 @@ package mysql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -184,31 +183,6 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	return ctrl.Result{RequeueAfter: pass.Earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, *seen)
 }
 
-// observeStatus computes the status from what the pass saw and decided and from passErr, its
-// error, and records the Events it calls for; it returns the error of the reads it relied on.
-func (r *Reconciler) observeStatus(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed, passErr error) error {
-	m := p.Instance
-	if seen.claim == nil {
-		seen.claim, seen.claimErr = r.claim(ctx, m)
-	}
-	if !seen.podsRead {
-		seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
-	}
-	// The status speaks of the server the pass built: the spec, or the last good revision's.
-	m.Status = computeStatus(built(m, seen.target), p.Decision, *seen, passErr)
-	r.recordTransitions(p.Original, m)
-	// A failed read leaves its conditions Unknown and is retried like any other error.
-	return errors.Join(seen.claimErr, seen.podsErr)
-}
-
-// built is m as the pass builds its server: with spec, the spec as written or the last good
-// revision's pod fields.
-func built(m *appsv1alpha1.MySQL, spec appsv1alpha1.MySQLSpec) *appsv1alpha1.MySQL {
-	b := m.DeepCopy()
-	b.Spec = spec
-	return b
-}
-
 // recordDataImage writes on the data volume the image of a server that has completed its rollout
 // on it, unless the volume already names that image or a newer one.
 func (r *Reconciler) recordDataImage(ctx context.Context, m *appsv1alpha1.MySQL, seen observed) error {
@@ -275,27 +249,6 @@ func (r *Reconciler) claim(ctx context.Context, m *appsv1alpha1.MySQL) (*corev1.
 		return nil, fmt.Errorf("data volume claim of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return pvc, nil
-}
-
-// replaceWedgedServer deletes the server's pod when it runs an older revision and cannot become
-// Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
-// spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
-func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
-	wedged, recheck := rollout.WedgedMembers(sts, pods, time.Now())
-	for _, pod := range wedged {
-		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
-			return 0, fmt.Errorf("MySQL %s/%s: %w", m.Namespace, m.Name, err)
-		}
-	}
-	return recheck, nil
-}
-
-// recordTransitions emits Upgraded when a rollout has just completed; WarnWhenDegraded tells of a
-// refused downgrade or rollback.
-func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
-	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
-		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
-	}
 }
 
 // SetupWithManager registers the controller. It reacts to the MySQL's spec, to its children, to

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -141,4 +142,17 @@ func (r *Reconciler) replaceFailedServer(ctx context.Context, m *appsv1alpha1.My
 		}
 	}
 	return nil
+}
+
+// replaceWedgedServer deletes the server's pod when it runs an older revision and cannot become
+// Ready: the StatefulSet would wait for it forever, so a broken image or my.cnf, once fixed in the
+// spec, would never roll out. recheck is when a pod still in its grace should be looked at again.
+func (r *Reconciler) replaceWedgedServer(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, pods []corev1.Pod) (recheck time.Duration, err error) {
+	wedged, recheck := rollout.WedgedMembers(sts, pods, time.Now())
+	for _, pod := range wedged {
+		if err := r.wedged.Delete(ctx, r.Client, r.Recorder, m, pod); err != nil {
+			return 0, fmt.Errorf("MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		}
+	}
+	return recheck, nil
 }

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,7 +12,10 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/failure"
+	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -173,4 +178,37 @@ func degraded(seen observed, reconcileErr error) conditions.Condition {
 		return conditions.PodsDegraded(seen.pods, seen.podsErr)
 	}
 	return c
+}
+
+// observeStatus computes the status from what the pass saw and decided and from passErr, its
+// error, and records the Events it calls for; it returns the error of the reads it relied on.
+func (r *Reconciler) observeStatus(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed, passErr error) error {
+	m := p.Instance
+	if seen.claim == nil {
+		seen.claim, seen.claimErr = r.claim(ctx, m)
+	}
+	if !seen.podsRead {
+		seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	}
+	// The status speaks of the server the pass built: the spec, or the last good revision's.
+	m.Status = computeStatus(built(m, seen.target), p.Decision, *seen, passErr)
+	r.recordTransitions(p.Original, m)
+	// A failed read leaves its conditions Unknown and is retried like any other error.
+	return errors.Join(seen.claimErr, seen.podsErr)
+}
+
+// built is m as the pass builds its server: with spec, the spec as written or the last good
+// revision's pod fields.
+func built(m *appsv1alpha1.MySQL, spec appsv1alpha1.MySQLSpec) *appsv1alpha1.MySQL {
+	b := m.DeepCopy()
+	b.Spec = spec
+	return b
+}
+
+// recordTransitions emits Upgraded when a rollout has just completed; WarnWhenDegraded tells of a
+// refused downgrade or rollback.
+func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
+	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
+		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
+	}
 }

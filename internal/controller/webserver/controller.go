@@ -125,14 +125,6 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 	return nil
 }
 
-// recordUpgrade emits Upgraded when a rollout to a new image has just completed.
-func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
-	if original.Status.Image != "" && ws.Status.Image != original.Status.Image {
-		event.Upgraded.Emit(r.Recorder, ws, nil,
-			"every replica runs %s", ws.Status.Image)
-	}
-}
-
 // SetupWithManager registers the controller; it reacts to changes of a WebServer's spec and of any
 // of its children, and never polls.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {

@@ -7,6 +7,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -40,4 +41,12 @@ func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.D
 
 func deploymentImage(dep *appsv1.Deployment) string {
 	return conditions.ContainerImage(dep, resources.ContainerName)
+}
+
+// recordUpgrade emits Upgraded when a rollout to a new image has just completed.
+func (r *Reconciler) recordUpgrade(original, ws *appsv1alpha1.WebServer) {
+	if original.Status.Image != "" && ws.Status.Image != original.Status.Image {
+		event.Upgraded.Emit(r.Recorder, ws, nil,
+			"every replica runs %s", ws.Status.Image)
+	}
 }
