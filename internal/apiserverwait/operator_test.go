@@ -19,8 +19,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 const (
@@ -73,7 +74,7 @@ func TestOperatorActsOnceTheAPIServerIsBack(t *testing.T) {
 	}
 	startOperator(t, cp)
 
-	ns := testutil.NewNamespace(t, k8s, "outage")
+	ns := testcluster.NewNamespace(t, k8s, "outage")
 	ws := &appsv1alpha1.WebServer{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To[int32](1)},
@@ -90,7 +91,7 @@ func TestOperatorActsOnceTheAPIServerIsBack(t *testing.T) {
 		t.Logf("outage %d: the operator acted on a change %.2f s after the API server was ready",
 			i, time.Since(ready).Seconds())
 	}
-	testutil.Eventually(t, 5*time.Second, func(context.Context) error { return log.pairs(outages) })
+	await.Eventually(t, 5*time.Second, func(context.Context) error { return log.pairs(outages) })
 }
 
 // startOperator runs the manager against cp's API server, with the RBAC the project ships.
@@ -120,12 +121,12 @@ func scale(t *testing.T, k8s client.Client, ns string, replicas int32) {
 	t.Helper()
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas))
 	ws := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
-	testutil.Eventually(t, actTimeout, func(ctx context.Context) error { return k8s.Patch(ctx, ws, patch) })
+	await.Eventually(t, actTimeout, func(ctx context.Context) error { return k8s.Patch(ctx, ws, patch) })
 }
 
 func deploymentFollows(t *testing.T, k8s client.Client, ns string, replicas int32) {
 	t.Helper()
-	testutil.Eventually(t, actTimeout, func(ctx context.Context) error {
+	await.Eventually(t, actTimeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
 			return err

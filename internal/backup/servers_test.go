@@ -13,8 +13,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/appkeeper/appkeeper/internal/testservers"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // The servers the tests run against are real: MariaDB from the distribution's packages (as
@@ -25,12 +25,6 @@ const (
 	rootPassword   = "root-pässword"
 	backupPassword = "backup-secret"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	template.cleanup()
-	os.Exit(code)
-}
 
 // requireTool returns the path of a program the tests need, or skips the test without it,
 // unless APPKEEPER_REQUIRE_MARIADB says the machine must have it (as `make test` does).
@@ -152,15 +146,15 @@ func (m *mariadb) restore(t *testing.T, file string) {
 
 // s3Server is versitygw serving a folder, with one bucket.
 type s3Server struct {
-	*testutil.ObjectStore
+	*testcluster.ObjectStore
 	endpoint, bucket, dir string
 	client                *minio.Client
 }
 
 // startVersityGW starts versitygw over http, or over https when tlsFiles is not nil.
-func startVersityGW(t *testing.T, tlsFiles *testutil.ObjectStoreTLS) *s3Server {
+func startVersityGW(t *testing.T, tlsFiles *testcluster.ObjectStoreTLS) *s3Server {
 	t.Helper()
-	store := testutil.StartObjectStore(t, "127.0.0.1", tlsFiles)
+	store := testcluster.StartObjectStore(t, "127.0.0.1", tlsFiles)
 	return &s3Server{ObjectStore: store, endpoint: store.Endpoint, bucket: store.Bucket, dir: store.Dir, client: store.Client}
 }
 

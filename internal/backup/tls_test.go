@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // TestS3OverHTTPS: an https store whose authority the system does not know is refused with a
 // sentence naming --s3-ca-file, and used once that file gives the authority.
 func TestS3OverHTTPS(t *testing.T) {
-	authority := testutil.NewCA(t)
+	authority := testcluster.NewCA(t)
 	server := authority.Issue(t, t.TempDir())
-	s3 := startVersityGW(t, &testutil.ObjectStoreTLS{CertFile: server.CertFile, KeyFile: server.KeyFile, Pool: authority.Pool})
+	s3 := startVersityGW(t, &testcluster.ObjectStoreTLS{CertFile: server.CertFile, KeyFile: server.KeyFile, Pool: authority.Pool})
 	ctx := context.Background()
 	target := s3.target("tls/object")
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // promtool runs bin/prometheus-<version>/promtool with command (e.g. "check rules") on file,
@@ -24,7 +24,7 @@ func promtool(t *testing.T, command string, file any) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Promtool(t, append(strings.Fields(command), path)...)
+	testcluster.Promtool(t, append(strings.Fields(command), path)...)
 }
 
 // instanceSeries are what two replicas of the operator serve for one resource: the same series

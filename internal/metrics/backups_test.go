@@ -13,7 +13,9 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // availableMySQL creates the MySQL db, backed up every day at 03:00, and plays the StatefulSet
@@ -31,10 +33,10 @@ func availableMySQL(t *testing.T, ns string) {
 	if err := k8s.Create(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &appsv1.StatefulSet{})
 	})
-	testutil.RunStatefulSet(t, k8s, ns, "db", timeout)
+	kubesim.RunStatefulSet(t, k8s, ns, "db", timeout)
 	waitSample(t, "appkeeper_resource_condition", resource("MySQL", ns, "db", "condition", appsv1alpha1.ConditionAvailable, "status", "true"), 1)
 }
 
@@ -50,7 +52,7 @@ func takeBackup(t *testing.T, ns, name string, succeeds bool) *appsv1alpha1.MySQ
 		t.Fatal(err)
 	}
 	job := &batchv1.Job{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: b.JobName()}, job)
 	})
 	key := ns + "/db/" + name
@@ -60,8 +62,8 @@ func takeBackup(t *testing.T, ns, name string, succeeds bool) *appsv1alpha1.MySQ
 	if !succeeds {
 		result, want = backup.Result{Error: "storage: bucket backups does not exist"}, appsv1alpha1.BackupFailed
 	}
-	testutil.FinishJob(t, k8s, job, resources.DumpContainer, result, succeeds)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	kubesim.FinishJob(t, k8s, job, resources.DumpContainer, result, succeeds)
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 			return err
 		}
@@ -74,7 +76,7 @@ func takeBackup(t *testing.T, ns, name string, succeeds bool) *appsv1alpha1.MySQ
 }
 
 func TestMySQLBackupsAreScraped(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "metrics")
+	ns := testcluster.NewNamespace(t, k8s, "metrics")
 	availableMySQL(t, ns)
 	db := resource("MySQL", ns, "db")
 	waitSample(t, "appkeeper_backup_schedule_interval_seconds", db, 24*60*60)

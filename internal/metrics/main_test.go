@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 var k8s client.Client
@@ -76,7 +76,7 @@ func sample(text, name string, l labels) (float64, bool) {
 // waitSample waits until a scrape shows name{l} with the value want.
 func waitSample(t *testing.T, name string, l labels, want float64) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		got, ok := sample(scrape(t), name, l)
 		switch {
 		case !ok:
@@ -91,7 +91,7 @@ func waitSample(t *testing.T, name string, l labels, want float64) {
 // waitAbsent waits until a scrape no longer shows name{l}.
 func waitAbsent(t *testing.T, name string, l labels) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if v, ok := sample(scrape(t), name, l); ok {
 			return fmt.Errorf("%s %v is still there", series(name, l), v)
 		}

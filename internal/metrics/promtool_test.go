@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // promtool is Prometheus's own linter of exposition text, which make builds into bin/.
-var promtool = testutil.RepoBinary("prometheus-v0.316.0/promtool")
+var promtool = testcluster.RepoBinary("prometheus-v0.316.0/promtool")
 
 // The appkeeper_ series, with a resource of every kind that has series of its own, follow
 // Prometheus's naming and help conventions as promtool checks them.
@@ -19,7 +19,7 @@ func TestScrapeFollowsPrometheusConventions(t *testing.T) {
 	if _, err := os.Stat(promtool); err != nil {
 		t.Skipf("promtool is not built (%v): run make with the Prometheus tools to check the scrape's conventions", err)
 	}
-	ns := testutil.NewNamespace(t, k8s, "metrics")
+	ns := testcluster.NewNamespace(t, k8s, "metrics")
 	availableMySQL(t, ns)
 	takeBackup(t, ns, "first", true)
 	waitSample(t, "appkeeper_backup_last_size_bytes", resource("MySQL", ns, "db"), 123456)

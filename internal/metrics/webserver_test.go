@@ -12,7 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 func createWebServer(t *testing.T, ns string, replicas int32, image string) *appsv1alpha1.WebServer {
@@ -31,7 +33,7 @@ func createWebServer(t *testing.T, ns string, replicas int32, image string) *app
 func deployment(t *testing.T, ns string) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep)
 	})
 	return dep
@@ -40,13 +42,13 @@ func deployment(t *testing.T, ns string) *appsv1.Deployment {
 // markDeploymentReady plays the Deployment controller: every replica of the current template ready.
 func markDeploymentReady(t *testing.T, ns string) {
 	t.Helper()
-	testutil.MarkDeploymentReady(t, k8s, ns, "web", timeout)
+	kubesim.MarkDeploymentReady(t, k8s, ns, "web", timeout)
 }
 
 func TestWebServerConditionsAndReplicasAreScraped(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "metrics")
+	ns := testcluster.NewNamespace(t, k8s, "metrics")
 	createWebServer(t, ns, 2, "nginx:1.23.1-typo")
-	testutil.StartPod(t, k8s, deployment(t, ns), "web-x1", false, appsv1alpha1.ReasonImagePullBackOff, timeout)
+	kubesim.StartPod(t, k8s, deployment(t, ns), "web-x1", false, appsv1alpha1.ReasonImagePullBackOff, timeout)
 
 	degraded := func(status string) labels {
 		return resource("WebServer", ns, "web", "condition", appsv1alpha1.ConditionDegraded, "status", status)
@@ -75,7 +77,7 @@ func TestWebServerConditionsAndReplicasAreScraped(t *testing.T) {
 		}
 	}
 
-	testutil.SetPodStatus(t, k8s, ns, "web-x1", true, "", timeout)
+	kubesim.SetPodStatus(t, k8s, ns, "web-x1", true, "", timeout)
 	markDeploymentReady(t, ns)
 	waitSample(t, "appkeeper_resource_condition", degraded("false"), 1)
 	waitSample(t, "appkeeper_resource_replicas_ready", web, 2)
@@ -104,7 +106,7 @@ func rollouts(t *testing.T, kind string) rolloutCounts {
 // waitRollouts waits until the rollout counters of kind have grown by want since before.
 func waitRollouts(t *testing.T, kind string, before, want rolloutCounts) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		got := rollouts(t, kind)
 		if d := (rolloutCounts{got.started - before.started, got.completed - before.completed, got.rolledBack - before.rolledBack}); d != want {
 			return fmt.Errorf("rollouts of %s grew by %+v, want %+v", kind, d, want)
@@ -119,7 +121,7 @@ func completeRollout(t *testing.T, ns, prefix string, n int) {
 	t.Helper()
 	dep := deployment(t, ns)
 	for i := range n {
-		testutil.StartPod(t, k8s, dep, fmt.Sprintf("%s-%d", prefix, i), true, "", timeout)
+		kubesim.StartPod(t, k8s, dep, fmt.Sprintf("%s-%d", prefix, i), true, "", timeout)
 	}
 	markDeploymentReady(t, ns)
 }
@@ -127,7 +129,7 @@ func completeRollout(t *testing.T, ns, prefix string, n int) {
 // waitTemplateImage waits until the Deployment's pod template runs image.
 func waitTemplateImage(t *testing.T, ns, image string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := deployment(t, ns).Spec.Template.Spec.Containers[0].Image; got != image {
 			return fmt.Errorf("the Deployment's template runs %s, want %s", got, image)
 		}
@@ -145,7 +147,7 @@ func patchImage(t *testing.T, ns, image string) {
 }
 
 func TestRolloutsAndRollbacksAreCounted(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "metrics")
+	ns := testcluster.NewNamespace(t, k8s, "metrics")
 	before := rollouts(t, "WebServer")
 	createWebServer(t, ns, 2, "nginx:1.23.1")
 	completeRollout(t, ns, "web-a", 2)
@@ -161,7 +163,7 @@ func TestRolloutsAndRollbacksAreCounted(t *testing.T) {
 
 	patchImage(t, ns, "nginx:1.25.0-broken")
 	waitTemplateImage(t, ns, "nginx:1.25.0-broken")
-	testutil.StartPod(t, k8s, deployment(t, ns), "web-c-0", false, appsv1alpha1.ReasonCrashLoopBackOff, timeout)
+	kubesim.StartPod(t, k8s, deployment(t, ns), "web-c-0", false, appsv1alpha1.ReasonCrashLoopBackOff, timeout)
 	waitTemplateImage(t, ns, "nginx:1.23.2")
 	waitRollouts(t, "WebServer", before, rolloutCounts{started: 2, completed: 1, rolledBack: 1})
 	waitSample(t, "appkeeper_resource_rollbacks_total", resource("WebServer", ns, "web"), 1)

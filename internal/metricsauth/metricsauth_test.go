@@ -2,10 +2,8 @@ package metricsauth
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -15,29 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
-
-// cfg is an admin's config of a real API server with RBAC, started by TestMain.
-var cfg *rest.Config
-
-func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
-		os.Exit(1)
-	}
-	env := &envtest.Environment{}
-	var err error
-	if cfg, err = env.Start(); err != nil {
-		_ = env.Stop()
-		fmt.Println("start envtest:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
 
 // TestFilterAsksTheAPIServer serves a guarded handler and calls it as nobody, with a forged token,
 // as a ServiceAccount without the right and as one bound to a role that may GET /metrics.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,22 +19,11 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
-
-var k8s client.Client
-
-// TestMain runs the operator on an API server that serves prometheus-operator's PodMonitor from
-// the start, with the CRD prometheus-operator releases.
-func TestMain(m *testing.M) {
-	crd, err := testutil.PrometheusOperatorCRD("podmonitors")
-	if err != nil {
-		fmt.Println(err)
-		os.Exit(1)
-	}
-	os.Exit(testenv.RunWithOperator(m, &k8s, crd))
-}
 
 const timeout = 20 * time.Second
 
@@ -45,7 +33,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 			t.Errorf("the operator says PodMonitor is not installed where it is: %s", line)
 		}
 	}
-	ns := testutil.NewNamespace(t, k8s, "pm")
+	ns := testcluster.NewNamespace(t, k8s, "pm")
 	ws := &appsv1alpha1.WebServer{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec:       appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4", Monitoring: appsv1alpha1.Monitoring{Enabled: true}},
@@ -53,15 +41,15 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 	if err := k8s.Create(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return testutil.PodMonitorProblem(ctx, k8s, ws) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return inspect.PodMonitorProblem(ctx, k8s, ws) })
 	requireNoRewriteOnAPass(t, ws)
 
 	pm := podMonitor(t, ns, "web")
 	if err := k8s.Delete(context.Background(), pm); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := testutil.PodMonitorProblem(ctx, k8s, ws); err != nil {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := inspect.PodMonitorProblem(ctx, k8s, ws); err != nil {
 			return err
 		}
 		if podMonitor(t, ns, "web").GetUID() == pm.GetUID() {
@@ -74,7 +62,7 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 	if err := k8s.Patch(context.Background(), ws, patch); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, podmonitor.New())
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -84,9 +72,9 @@ func TestAMonitoredWebServerHasItsPodMonitor(t *testing.T) {
 }
 
 func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "pm")
+	ns := testcluster.NewNamespace(t, k8s, "pm")
 	monitoring := appsv1alpha1.Monitoring{Enabled: true}
-	for _, owner := range []testutil.Selecting{
+	for _, owner := range []inspect.Selecting{
 		&appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: ns},
 			Spec: appsv1alpha1.MemcachedSpec{Monitoring: monitoring}},
 		&appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
@@ -95,12 +83,12 @@ func TestMonitoredMemcachedAndMySQLHaveTheirPodMonitors(t *testing.T) {
 		if err := k8s.Create(context.Background(), owner); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, timeout, func(ctx context.Context) error { return testutil.PodMonitorProblem(ctx, k8s, owner) })
+		await.Eventually(t, timeout, func(ctx context.Context) error { return inspect.PodMonitorProblem(ctx, k8s, owner) })
 	}
 }
 
 func TestAPodMonitorMadeByHandIsLeftAlone(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "pm")
+	ns := testcluster.NewNamespace(t, k8s, "pm")
 	mine := podmonitor.New()
 	mine.SetNamespace(ns)
 	mine.SetName("web")
@@ -118,7 +106,7 @@ func TestAPodMonitorMadeByHandIsLeftAlone(t *testing.T) {
 	if err := k8s.Create(context.Background(), ws); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), ws); err != nil {
 			return err
 		}
@@ -134,7 +122,7 @@ func TestAPodMonitorMadeByHandIsLeftAlone(t *testing.T) {
 }
 
 func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "pm")
+	ns := testcluster.NewNamespace(t, k8s, "pm")
 	ws := &appsv1alpha1.WebServer{
 		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns},
 		Spec:       appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4"},
@@ -143,7 +131,7 @@ func TestAWebServerWithoutMonitoringHasNoPodMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Deployment comes in the same pass as a PodMonitor would.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "plain"}, &appsv1.Deployment{})
 	})
 	list := &unstructured.UnstructuredList{}
@@ -166,7 +154,7 @@ func requireNoRewriteOnAPass(t *testing.T, ws *appsv1alpha1.WebServer) {
 	if err := k8s.Patch(context.Background(), ws, patch); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(ws), dep); err != nil {
 			return err

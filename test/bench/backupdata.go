@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/testservers"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // backupServerArgs size every server of the backup rows, the floors' as well as appkeeper's, for a

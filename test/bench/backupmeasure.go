@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
-	"github.com/appkeeper/appkeeper/internal/testservers"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // backupOp is one operation of the backup data path against its floor, from the same run.

@@ -15,8 +15,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
 // backupOverhead is what the operator spends on each on-demand backup, from its creation until the

@@ -27,7 +27,7 @@ import (
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testservers"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 type options struct {

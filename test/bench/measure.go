@@ -29,7 +29,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
 type bench struct {

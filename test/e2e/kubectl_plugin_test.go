@@ -18,13 +18,14 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // kubectlAppkeeper runs `kubectl appkeeper` as a user does: kubectl finds bin/kubectl-appkeeper
 // (built by make build) on the PATH.
 func kubectlAppkeeper(args ...string) (string, error) {
-	plugin := testutil.RepoBinary("kubectl-appkeeper")
+	plugin := testcluster.RepoBinary("kubectl-appkeeper")
 	if _, err := os.Stat(plugin); err != nil {
 		return "", fmt.Errorf("run make build first: %w", err)
 	}
@@ -102,7 +103,7 @@ spec: {}
 	}
 
 	kubectl(t, "", "patch", "-n", ns, "ws", "web", "--type=merge", "-p", `{"spec":{"image":"nginx:broken"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		line, err := kubectlAppkeeper("status", "-n", ns, "ws/web")
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 var (
@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var err error
-	cluster, err = testutil.StartLocalCluster(ctx, "appkeeper-e2e-")
+	cluster, err = testcluster.StartLocalCluster(ctx, "appkeeper-e2e-")
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -18,7 +18,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestMemcachedLifecycle(t *testing.T) {
@@ -58,12 +58,12 @@ spec:
 	}
 
 	kubectl(t, "", "scale", "-n", ns, "mc/cache", "--replicas=0")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		mc := &appsv1alpha1.Memcached{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(mc.Status.Conditions, appsv1alpha1.ConditionAvailable); c.Reason != appsv1alpha1.ReasonScaledToZero {
@@ -76,7 +76,7 @@ spec:
 	})
 
 	kubectl(t, "", "delete", "-n", ns, "memcached", "cache")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return noneLeft(ctx, ns, &appsv1.StatefulSetList{}, &corev1.ServiceList{}, &corev1.PodList{})
 	})
 }
@@ -98,12 +98,12 @@ func noneLeft(ctx context.Context, ns string, lists ...client.ObjectList) error 
 // lists exactly their names in status.nodes and reports Available=True for its current generation.
 func waitMemcached(t *testing.T, ns string, size int) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		mc := &appsv1alpha1.Memcached{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 			return err
 		}
 		pods := &corev1.PodList{}

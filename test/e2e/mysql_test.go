@@ -18,7 +18,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestMySQLDeletionPolicyDelete(t *testing.T) {
@@ -46,7 +46,7 @@ spec:
 
 	kubectl(t, "", "delete", "-n", ns, "mysql", "orders")
 	deleted := time.Now()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for name, obj := range map[string]client.Object{
 			"data-orders-0": &corev1.PersistentVolumeClaim{}, "orders-credentials": &corev1.Secret{},
 			"orders-config": &corev1.ConfigMap{}, "orders": &appsv1.StatefulSet{},
@@ -77,12 +77,12 @@ spec:
 	waitMySQL(t, ns, "db", "mysql:8.4.6")
 
 	kubectl(t, "", "patch", "-n", ns, "mysql", "db", "--type=merge", "-p", `{"spec":{"image":"mysql:8.0.43"}}`)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		m := &appsv1alpha1.MySQL{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); c.Reason != appsv1alpha1.ReasonDowngradeRefused {
@@ -126,7 +126,7 @@ spec:
 func waitMySQL(t *testing.T, ns, name, image string) *appsv1alpha1.MySQL {
 	t.Helper()
 	m := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func waitMySQL(t *testing.T, ns, name, image string) *appsv1alpha1.MySQL {
 			appsv1alpha1.ConditionProgressing: metav1.ConditionFalse,
 			appsv1alpha1.ConditionDegraded:    metav1.ConditionFalse,
 		} {
-			if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, condType, status); err != nil {
+			if err := await.ConditionIs(m.Status.Conditions, m.Generation, condType, status); err != nil {
 				return fmt.Errorf("MySQL %s: %w", name, err)
 			}
 		}

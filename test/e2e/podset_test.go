@@ -18,7 +18,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 const podSetManifest = `
@@ -60,7 +60,7 @@ func TestPodSetLifecycle(t *testing.T) {
 	if err := k8s.Delete(context.Background(), victim); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		back := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(victim), back); err != nil {
 			return err
@@ -90,7 +90,7 @@ func TestPodSetLifecycle(t *testing.T) {
 	}
 	kubectl(t, "", "delete", "-n", ns, "podset", "batch")
 	deleted := time.Now()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns)); err != nil {
 			return err
@@ -113,7 +113,7 @@ func TestPodSetScaleFromZeroTo200(t *testing.T) {
 	watcher := watchPods(t, ns, 200)
 	start := time.Now()
 	kubectl(t, "", "patch", "-n", ns, "pset", "batch", "--type=merge", "-p", `{"spec":{"replicas":200}}`)
-	testutil.Eventually(t, 2*timeout, func(ctx context.Context) error {
+	await.Eventually(t, 2*timeout, func(ctx context.Context) error {
 		ps := &appsv1alpha1.PodSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "batch"}, ps); err != nil {
 			return err
@@ -121,7 +121,7 @@ func TestPodSetScaleFromZeroTo200(t *testing.T) {
 		if ps.Status.ReadyReplicas != 200 {
 			return fmt.Errorf("readyReplicas %d", ps.Status.ReadyReplicas)
 		}
-		return testutil.ConditionIs(ps.Status.Conditions, ps.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+		return await.ConditionIs(ps.Status.Conditions, ps.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	})
 	elapsed := time.Since(start)
 	waitPodSet(t, ns, 200, "busybox:1.36")
@@ -137,7 +137,7 @@ func TestPodSetScaleFromZeroTo200(t *testing.T) {
 func waitPodSet(t *testing.T, ns string, replicas int, image string) *appsv1alpha1.PodSet {
 	t.Helper()
 	ps := &appsv1alpha1.PodSet{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "batch"}, ps); err != nil {
 			return err
 		}
@@ -149,10 +149,10 @@ func waitPodSet(t *testing.T, ns string, replicas int, image string) *appsv1alph
 		if replicas == 0 {
 			available = metav1.ConditionFalse
 		}
-		if err := testutil.ConditionIs(s.Conditions, ps.Generation, appsv1alpha1.ConditionAvailable, available); err != nil {
+		if err := await.ConditionIs(s.Conditions, ps.Generation, appsv1alpha1.ConditionAvailable, available); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(s.Conditions, ps.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(s.Conditions, ps.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
 			return err
 		}
 		pods := &corev1.PodList{}

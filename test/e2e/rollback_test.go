@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // rollbackCase is one kind in the rollback scenario: an instance named name running good, then
@@ -127,7 +127,7 @@ func (tc rollbackCase) get(ctx context.Context, ns string) (*instance, error) {
 // condition returns nil when the instance reports condType with status (and reason, if given)
 // for its generation.
 func (in *instance) condition(condType string, status metav1.ConditionStatus, reason string) error {
-	if err := testutil.ConditionIs(in.conditions, in.obj.GetGeneration(), condType, status); err != nil {
+	if err := await.ConditionIs(in.conditions, in.obj.GetGeneration(), condType, status); err != nil {
 		return err
 	}
 	if c := meta.FindStatusCondition(in.conditions, condType); reason != "" && c.Reason != reason {
@@ -177,7 +177,7 @@ func (tc rollbackCase) runsOnly(ctx context.Context, ns, image string) error {
 func (tc rollbackCase) waitGood(t *testing.T, ns, image string, rollbacks int32) appsv1alpha1.RolloutStatus {
 	t.Helper()
 	var st appsv1alpha1.RolloutStatus
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		in, err := tc.get(ctx, ns)
 		if err != nil {
 			return err
@@ -205,7 +205,7 @@ func (tc rollbackCase) waitGood(t *testing.T, ns, image string, rollbacks int32)
 func (tc rollbackCase) waitRolledBack(t *testing.T, ns string, good appsv1alpha1.RolloutStatus) appsv1alpha1.FailedRevision {
 	t.Helper()
 	var failed appsv1alpha1.FailedRevision
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		in, err := tc.get(ctx, ns)
 		if err != nil {
 			return err
@@ -238,7 +238,7 @@ func (tc rollbackCase) waitRolledBack(t *testing.T, ns string, good appsv1alpha1
 // wantRolledBackEvent waits for the Warning that names the failed and the restored revision.
 func (tc rollbackCase) wantRolledBackEvent(t *testing.T, ns string, failed appsv1alpha1.FailedRevision, good appsv1alpha1.RolloutStatus) {
 	t.Helper()
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		rolledBack := tc.rolledBackEvents(events)
 		if len(rolledBack) != 1 {
 			return fmt.Errorf("%d RolledBack events of %s %s, want 1", len(rolledBack), tc.kind, tc.name)

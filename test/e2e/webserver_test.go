@@ -18,7 +18,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestWebServerLifecycle(t *testing.T) {
@@ -54,7 +55,7 @@ spec:
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		back := &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, back); err != nil {
 			return err
@@ -72,7 +73,7 @@ spec:
 	}
 
 	kubectl(t, "", "delete", "-n", ns, "webserver", "shop")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.PodList{}} {
 			if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
 				return err
@@ -89,7 +90,7 @@ spec:
 // reports Available=True with that image for its current generation.
 func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		ws := &appsv1alpha1.WebServer{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, ws); err != nil {
 			return err
@@ -97,10 +98,10 @@ func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 		if ws.Status.Image != image || int(ws.Status.ReadyReplicas) != replicas {
 			return fmt.Errorf("status image %q ready %d", ws.Status.Image, ws.Status.ReadyReplicas)
 		}
-		if err := testutil.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
 			return err
 		}
 		pods := &corev1.PodList{}
@@ -122,7 +123,7 @@ func waitWebServer(t *testing.T, ns string, replicas int, image string) {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t, "invalid")
-	for _, tt := range testutil.InvalidObjects() {
+	for _, tt := range admission.InvalidObjects() {
 		t.Run(tt.Test, func(t *testing.T) {
 			manifest, err := yaml.Marshal(map[string]any{
 				"apiVersion": appsv1alpha1.GroupVersion.String(), "kind": tt.Kind,
@@ -133,7 +134,7 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := kubectlFails(t, string(manifest), "create", "-n", ns, "-f", "-")
-			if !testutil.Mentions(out, tt.Message) {
+			if !admission.Mentions(out, tt.Message) {
 				t.Errorf("kubectl create said:\n%s\nwant it to name %q", out, tt.Message)
 			}
 		})

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // blog is the classic example: a WordPress with a MySQL of its own.
@@ -84,7 +84,7 @@ func TestWordPressWithItsOwnMySQL(t *testing.T) {
 		claims[name] = get(t, ns, name, &corev1.PersistentVolumeClaim{}).UID
 	}
 	kubectl(t, "", "delete", "-n", ns, "wordpress", "blog")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for name, obj := range map[string]client.Object{
 			"blog-mysql": &appsv1alpha1.MySQL{}, "blog": &appsv1.Deployment{}, "blog-salts": &corev1.Secret{},
 		} {
@@ -158,7 +158,7 @@ func TestWordPressWithItsOwnMySQL(t *testing.T) {
 func waitWordPress(t *testing.T, ns string) {
 	t.Helper()
 	waitMySQL(t, ns, "blog-mysql", appsv1alpha1.DefaultMySQLImage)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		wp := &appsv1alpha1.WordPress{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog"}, wp); err != nil {
 			return err
@@ -169,7 +169,7 @@ func waitWordPress(t *testing.T, ns string) {
 			appsv1alpha1.ConditionProgressing:   metav1.ConditionFalse,
 			appsv1alpha1.ConditionDegraded:      metav1.ConditionFalse,
 		} {
-			if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, condType, status); err != nil {
+			if err := await.ConditionIs(wp.Status.Conditions, wp.Generation, condType, status); err != nil {
 				return fmt.Errorf("WordPress: %w", err)
 			}
 		}

@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // pollInterval paces the checks that read the API server until something holds.
@@ -146,10 +146,10 @@ func converged(ctx context.Context, ns string) error {
 
 func settled(obj client.Object) error {
 	conditions := conditionsOf(obj)
-	if err := testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 		return err
 	}
-	return testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+	return await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
 }
 
 func conditionsOf(obj client.Object) []metav1.Condition {

@@ -12,7 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
 const (

@@ -23,8 +23,8 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // perKind is how many instances of each kind every scenario runs: it sizes the whole suite.
@@ -57,7 +57,7 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	cluster, err = testutil.StartLocalCluster(ctx, "appkeeper-faults-")
+	cluster, err = testcluster.StartLocalCluster(ctx, "appkeeper-faults-")
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
 // restartDelay is how long the supervisor waits before it starts an operator that exited again.

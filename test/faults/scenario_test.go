@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/operatorproc"
+	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
 // scenario is one fault on a namespace of its own, with an operator of its own, so that its log

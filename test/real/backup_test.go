@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // The rows every backup and restore is checked with: a non-ASCII string, NULLs and a blob of
@@ -28,7 +29,7 @@ INSERT INTO files VALUES (1, REPEAT(UNHEX('00FF7F80'), 1048576));`
 )
 
 func TestMySQLBackupsRestoreOnARealNode(t *testing.T) {
-	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
+	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "backup", restricted)
 	createS3Keys(t, ns, store)
 	kubectl(t, "", "create", "secret", "generic", "-n", ns, "backup-key", "--from-literal=passphrase=correct horse battery staple")
@@ -95,11 +96,11 @@ spec:
 		// keepLast 1 keeps the newest verified backup until a newer one is verified: the third
 		// scheduled run prunes the first.
 		began := time.Now()
-		testutil.WantEvents(t, k8s, ns, 5*time.Minute, appsv1alpha1.ReasonBackupPruned)
+		await.WantEvents(t, k8s, ns, 5*time.Minute, appsv1alpha1.ReasonBackupPruned)
 		t.Logf("a scheduled backup pruned an older one %s after the schedule was resumed", time.Since(began).Round(time.Second))
 		kubectl(t, "", "patch", "mysql", "-n", ns, "shop", "--type=merge", "-p", `{"spec":{"backup":{"suspend":true}}}`)
 		// The pruned backup's artifact is gone from the bucket; the manual one, the user's, stays.
-		testutil.Eventually(t, time.Minute, func(context.Context) error {
+		await.Eventually(t, time.Minute, func(context.Context) error {
 			var artifacts []string
 			for _, key := range store.Objects(t) {
 				if strings.HasSuffix(key, ".json") {
@@ -121,7 +122,7 @@ spec:
 		}
 		kubectl(t, "", "patch", "mysql", "-n", ns, "shop", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, newer))
 		var guard string
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			m := &appsv1alpha1.MySQL{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, m); err != nil {
 				return err
@@ -134,7 +135,7 @@ spec:
 		})
 		// Until the backup succeeded, the server keeps its image. The StatefulSet is read first:
 		// a backup read before it could succeed, and let the image through, between the reads.
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			sts := &appsv1.StatefulSet{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, sts); err != nil {
 				return err
@@ -225,7 +226,7 @@ spec:
 
 // createS3Keys creates the Secret s3-keys with store's access keys, as a user gives a backup its
 // credentials.
-func createS3Keys(t *testing.T, ns string, store *testutil.ObjectStore) {
+func createS3Keys(t *testing.T, ns string, store *testcluster.ObjectStore) {
 	t.Helper()
 	kubectl(t, "", "create", "secret", "generic", "-n", ns, "s3-keys",
 		"--from-literal="+appsv1alpha1.SecretKeyAccessKeyID+"="+store.AccessKey,
@@ -236,7 +237,7 @@ func createS3Keys(t *testing.T, ns string, store *testutil.ObjectStore) {
 func waitBackup(t *testing.T, ns, name string, verify bool) *appsv1alpha1.MySQLBackup {
 	t.Helper()
 	b := &appsv1alpha1.MySQLBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
 			return err
 		}

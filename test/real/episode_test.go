@@ -26,7 +26,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/operator"
 	"github.com/appkeeper/appkeeper/internal/rollout"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // workload is the Deployment or StatefulSet that runs an instance's pods.
@@ -218,7 +219,7 @@ func (e *episode) seeTemplate(tpl corev1.PodTemplateSpec) {
 // waitRolledBack waits until a pod of the new revision failed and the template was put back.
 func (e *episode) waitRolledBack(t *testing.T, deadline time.Duration) {
 	t.Helper()
-	testutil.Eventually(t, deadline+time.Minute, func(context.Context) error {
+	await.Eventually(t, deadline+time.Minute, func(context.Context) error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		switch {
@@ -293,7 +294,7 @@ type rollback struct {
 func rolledBack(t *testing.T, ns, kind, name string, before float64, want rollback) appsv1alpha1.RolloutStatus {
 	t.Helper()
 	st, conditions, generation := instanceStatus(t, ns, kind, name)
-	if err := testutil.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 		t.Errorf("%s %s: %v", kind, name, err)
 	} else if c := findCondition(conditions, appsv1alpha1.ConditionDegraded); c.Reason != appsv1alpha1.ReasonRolledBack {
 		t.Errorf("Degraded reason %s (%s), want RolledBack", c.Reason, c.Message)
@@ -309,7 +310,7 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, want rollba
 			st.CurrentRevision, good.Name, good.Image, st.Rollbacks, want.goodImage, want.count)
 	}
 	// One Event per rollback: this one names the revision that failed this time.
-	testutil.WaitForEvents(t, k8s, ns, 10*time.Second, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, 10*time.Second, func(events []eventsv1.Event) error {
 		for _, ev := range events {
 			if ev.Reason != appsv1alpha1.EventRolledBack || ev.Regarding.Kind != kind || ev.Regarding.Name != name || !strings.Contains(ev.Note, f.Name) {
 				continue
@@ -322,7 +323,7 @@ func rolledBack(t *testing.T, ns, kind, name string, before float64, want rollba
 		}
 		return fmt.Errorf("no RolledBack event for %s %s naming revision %s", kind, name, f.Name)
 	})
-	if after := testutil.Rollbacks(t, kind); after != before+1 {
+	if after := testenv.Rollbacks(t, kind); after != before+1 {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=%q} went from %v to %v, want one more", kind, before, after)
 	}
 	return st

@@ -30,7 +30,8 @@ import (
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // kubectl runs the cluster's kubectl, as a user would, and returns its output.
@@ -46,7 +47,7 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 // kubectlAppkeeper runs the kubectl plugin as built by make build, against the cluster.
 func kubectlAppkeeper(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testutil.RepoBinary("kubectl-appkeeper"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	cmd := exec.Command(testcluster.RepoBinary("kubectl-appkeeper"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl appkeeper %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -75,7 +76,7 @@ func waitAvailable(t *testing.T, ns, kind, name string, since time.Time) time.Du
 	t.Helper()
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(kind))
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
 			return err
 		}
@@ -92,10 +93,10 @@ func waitAvailable(t *testing.T, ns, kind, name string, since time.Time) time.Du
 			}
 			conditions = append(conditions, c)
 		}
-		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 			return fmt.Errorf("%s %s: %w", kind, name, err)
 		}
-		if err := testutil.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
 			return fmt.Errorf("%s %s: %w", kind, name, err)
 		}
 		return nil
@@ -128,7 +129,7 @@ func livePods(ctx context.Context, ns string, labels map[string]string) ([]corev
 func waitPods(t *testing.T, ns string, labels map[string]string, want int, image string) []corev1.Pod {
 	t.Helper()
 	var pods []corev1.Pod
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		list := &corev1.PodList{}
 		if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
 			return err
@@ -387,7 +388,7 @@ func clientPod(t *testing.T, ns, name, image string, uid int64) string {
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ import (
 	"github.com/appkeeper/appkeeper/config/crd"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testenv"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 var (

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestMemcachedMembersAnswerByName(t *testing.T) {
@@ -49,7 +49,7 @@ spec:
 		get := fmt.Sprintf(`printf 'get k\r\nquit\r\n' | nc %s %d`, host, appsv1alpha1.DefaultMemcachedPort)
 		var stored, got string
 		// The member's DNS record follows its readiness by a moment.
-		testutil.Eventually(t, 30*time.Second, func(context.Context) error {
+		await.Eventually(t, 30*time.Second, func(context.Context) error {
 			var err error
 			if stored, err = runKubectl("", "exec", "-n", ns, peer, "--", "sh", "-c", set); err != nil {
 				return fmt.Errorf("set through %s: %w: %s", host, err, stored)

@@ -19,7 +19,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // The exporter images the real node loads; spec.monitoring names them, as no registry holds the
@@ -57,7 +57,7 @@ spec:
 	metrics := exporterURL(t, &pod, nginxExporterImage)
 	counters := []string{"nginx_connections_accepted", "nginx_http_requests_total"}
 	before := map[string]float64{}
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		if err := requireSeries(ctx, metrics, "nginx_up", 1); err != nil {
 			return err
 		}
@@ -79,7 +79,7 @@ spec:
 		requireAnswers(t, service, []corev1.Pod{pod})
 	}
 	// The kubelet's probes count too, so the counters rise by at least the site's requests.
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		for _, name := range counters {
 			after, err := series(ctx, metrics, name)
 			if err != nil {
@@ -117,7 +117,7 @@ spec:
 	pod := waitPods(t, ns, m.SelectorLabels(), 1, mariadbImage)[0]
 
 	metrics := exporterURL(t, &pod, mysqldExporterImage)
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		if err := requireSeries(ctx, metrics, "mysql_up", 1); err != nil {
 			return err
 		}

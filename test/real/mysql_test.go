@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestMySQLKeepsItsDataAndAccounts(t *testing.T) {
@@ -76,7 +76,7 @@ spec:
 		if err := k8s.Delete(context.Background(), old); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			pod := &corev1.Pod{}
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(old), pod); err != nil {
 				return err
@@ -99,7 +99,7 @@ spec:
 			t.Fatal(err)
 		}
 		kubectl(t, "", "delete", "-n", ns, "mysql", "shop")
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			for name, obj := range map[string]client.Object{"shop": &appsv1.StatefulSet{}, "shop-0": &corev1.Pod{}} {
 				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err == nil {
 					return fmt.Errorf("%T %s still there", obj, name)
@@ -162,7 +162,7 @@ func (c sqlClient) query(a account, statements string) string {
 	c.t.Helper()
 	var out string
 	// A Service whose endpoint has just changed may refuse the first connections.
-	testutil.Eventually(c.t, time.Minute, func(context.Context) error {
+	await.Eventually(c.t, time.Minute, func(context.Context) error {
 		var err error
 		if out, err = c.run(a, statements); err != nil {
 			return fmt.Errorf("%w: %s", err, out)

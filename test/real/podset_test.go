@@ -16,7 +16,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestPodSetRunsItsCommandAndRestartsKilledContainers(t *testing.T) {
@@ -62,7 +62,7 @@ spec:
 	restarts := restartCount(&victim)
 	killed := time.Now()
 	killMainProcess(t, &victim)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), pod); err != nil {
 			return err
@@ -106,7 +106,7 @@ func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}

@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // progressDeadline is the progress deadline of every scenario here. A revision that crash-loops
@@ -73,7 +75,7 @@ spec:
 func failWebServer(t *testing.T, ns string, serving []corev1.Pod, want rollback) {
 	t.Helper()
 	service := serviceURL(t, ns, "web")
-	counted := testutil.Rollbacks(t, "WebServer")
+	counted := testenv.Rollbacks(t, "WebServer")
 	e := startEpisode(t, "WebServer", ns, (&appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web"}}).SelectorLabels(),
 		deploymentOf("web"), func(ctx context.Context) error {
 			body, err := httpGet(ctx, service)
@@ -109,7 +111,7 @@ func failWebServer(t *testing.T, ns string, serving []corev1.Pod, want rollback)
 }
 
 func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
-	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
+	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "rollback-mysql", restricted)
 	createS3Keys(t, ns, store)
 	spec := fmt.Sprintf(`{"image": %q, "database": "orders", "user": "clerk", "storage": {"size": "1Gi"},
@@ -133,7 +135,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 	selectOne := func(ctx context.Context) error { return db.QueryRowContext(ctx, "SELECT 1").Scan(new(int)) }
 
 	t.Run("a config line mysqld refuses", func(t *testing.T) {
-		counted := testutil.Rollbacks(t, "MySQL")
+		counted := testenv.Rollbacks(t, "MySQL")
 		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77","no_such_option=1"]}}`)
 		e.waitRolledBack(t, progressDeadline)
@@ -160,7 +162,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 		// The spec back at the good revision clears the rollback; the next change is judged anew.
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", `{"spec":{"config":["max_connections=77"]}}`)
 		waitNotDegraded(t, ns, "MySQL", "shop")
-		counted := testutil.Rollbacks(t, "MySQL")
+		counted := testenv.Rollbacks(t, "MySQL")
 		e := startEpisode(t, "MySQL", ns, pods, statefulSetOf("shop"), selectOne)
 		kubectl(t, "", "patch", "-n", ns, "mysql", "shop", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"image":%q}}`, cluster.BrokenImage()))
 		// The backup before the upgrade runs first; the deadline runs from the rollout's start.
@@ -200,7 +202,7 @@ spec:
 `, wordpressImage, int(progressDeadline.Seconds()), mariadbImage), "apply", "-n", ns, "-f", "-")
 	site := waitWordPress(t, ns, created)
 	installSite(t, site, "editor", "a long passphrase for the test site")
-	counted := testutil.Rollbacks(t, "WordPress")
+	counted := testenv.Rollbacks(t, "WordPress")
 
 	wp := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blog"}}
 	e := startEpisode(t, "WordPress", ns, wp.SelectorLabels(), deploymentOf("blog"), func(ctx context.Context) error {
@@ -249,7 +251,7 @@ func clerkDB(t *testing.T, ns string) *sql.DB {
 	db := sql.OpenDB(connector)
 	db.SetMaxIdleConns(0)
 	t.Cleanup(func() { _ = db.Close() })
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error { return db.PingContext(ctx) })
+	await.Eventually(t, time.Minute, func(ctx context.Context) error { return db.PingContext(ctx) })
 	return db
 }
 
@@ -274,9 +276,9 @@ func requireOutageWithin(t *testing.T, outage time.Duration) {
 // waitNotDegraded waits until the instance reports Degraded=False for its generation.
 func waitNotDegraded(t *testing.T, ns, kind, name string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		_, conditions, generation := instanceStatus(t, ns, kind, name)
-		return testutil.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+		return await.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
 	})
 }
 

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 const welcome = "Welcome to nginx!"
@@ -76,7 +76,7 @@ spec:
 		time.Sleep(time.Second)
 		killed := time.Now()
 		killMainProcess(t, &victim)
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			pod := &corev1.Pod{}
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(&victim), pod); err != nil {
 				return err
@@ -112,7 +112,7 @@ spec:
 func waitWebServer(t *testing.T, ns string, replicas int, image string) []corev1.Pod {
 	t.Helper()
 	ws := &appsv1alpha1.WebServer{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func requireAnswers(t *testing.T, service string, pods []corev1.Pod) {
 		urls = append(urls, "http://"+net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))+"/")
 	}
 	for _, url := range urls {
-		testutil.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+		await.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 			body, err := httpGet(ctx, url)
 			if err != nil {
 				return err

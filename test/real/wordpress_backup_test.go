@@ -16,13 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // TestWordPressSiteComesBackFromARestorePoint loses a site, its database and its uploads, and
 // brings it back under the same name from a WordPressBackup: the same posts and uploads are served.
 func TestWordPressSiteComesBackFromARestorePoint(t *testing.T) {
-	store := testutil.StartObjectStore(t, cluster.NodeAddress(), nil)
+	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "wpbak", baseline)
 	createS3Keys(t, ns, store)
 	site := func(restore string) string {
@@ -68,7 +69,7 @@ spec:
   verify: true
 `, "apply", "-n", ns, "-f", "-")
 	point := &appsv1alpha1.WordPressBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "launch"}, point); err != nil {
 			return err
 		}
@@ -86,7 +87,7 @@ spec:
 
 	// The site is lost: the WordPress, its MySQL, both volumes and the credentials.
 	kubectl(t, "", "delete", "wordpress", "-n", ns, "blog", "--wait=true")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		claims := &corev1.PersistentVolumeClaimList{}
 		if err := k8s.List(ctx, claims, client.InNamespace(ns)); err != nil {
 			return err
@@ -144,7 +145,7 @@ func uploadFile(t *testing.T, site, user, password, name, content string) string
 // requireBody requires url to answer with body.
 func requireBody(t *testing.T, url, body string) {
 	t.Helper()
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		got, err := httpGet(ctx, url)
 		if err != nil {
 			return err

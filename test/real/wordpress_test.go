@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestWordPressInstallsPublishesAndKeepsPosts(t *testing.T) {
@@ -46,7 +46,7 @@ spec:
 	requirePost(t, site, id, title)
 
 	kubectl(t, "", "delete", "-n", ns, "wordpress", "blog")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, obj := range []client.Object{&appsv1.Deployment{}, &appsv1alpha1.MySQL{}, &appsv1.StatefulSet{}} {
 			name := "blog-mysql"
 			if _, isDeployment := obj.(*appsv1.Deployment); isDeployment {
@@ -70,7 +70,7 @@ spec:
 func installSite(t *testing.T, site, admin, password string) {
 	t.Helper()
 	installed := time.Now()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		form := url.Values{
 			"weblog_title": {"Real node"}, "user_name": {admin},
 			"admin_password": {password}, "admin_password2": {password}, "pw_weak": {"on"},
@@ -153,7 +153,7 @@ func xmlRPC(t *testing.T, site, method, call string) string {
 // requirePost requires the site to serve post id with title.
 func requirePost(t *testing.T, site, id, title string) {
 	t.Helper()
-	testutil.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		body, err := httpGet(ctx, site+"/?p="+id)
 		if err != nil {
 			return err

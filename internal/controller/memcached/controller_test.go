@@ -3,7 +3,6 @@ package memcached_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,22 +19,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return testutil.NewNamespace(t, k8s, "mc")
+	return testcluster.NewNamespace(t, k8s, "mc")
 }
 
 func createMemcached(t *testing.T, ns string, size int32, mutate func(*appsv1alpha1.Memcached)) *appsv1alpha1.Memcached {
@@ -65,7 +59,7 @@ func get[T client.Object](t *testing.T, ns, name string, obj T) T {
 func childrenExist(t *testing.T, ns string) (*appsv1.StatefulSet, *corev1.Service) {
 	t.Helper()
 	sts, svc := &appsv1.StatefulSet{}, &corev1.Service{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
 			return err
 		}
@@ -94,7 +88,7 @@ func runMembers(t *testing.T, ns string, n int) {
 		}
 		setPodReady(t, ns, pod.Name, true)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
 			return err
@@ -114,7 +108,7 @@ func setPodReady(t *testing.T, ns, name string, ready bool) {
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return err
@@ -129,14 +123,14 @@ func setPodReady(t *testing.T, ns, name string, ready bool) {
 func waitStatus(t *testing.T, ns string, nodes []string, condType string, status metav1.ConditionStatus) *appsv1alpha1.Memcached {
 	t.Helper()
 	mc := &appsv1alpha1.Memcached{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}
 		if !slices.Equal(mc.Status.Nodes, nodes) {
 			return fmt.Errorf("status.nodes = %q, want %q", mc.Status.Nodes, nodes)
 		}
-		return testutil.ConditionIs(mc.Status.Conditions, mc.Generation, condType, status)
+		return await.ConditionIs(mc.Status.Conditions, mc.Generation, condType, status)
 	})
 	return mc
 }
@@ -175,7 +169,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 	// A member that stops being ready leaves status.nodes at once.
 	setPodReady(t, ns, "cache-1", false)
 	waitStatus(t, ns, []string{"cache-0", "cache-2"}, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestScaledToZero(t *testing.T) {
@@ -199,14 +193,14 @@ func TestScaleSubresource(t *testing.T) {
 	if err := k8s.SubResource("scale").Update(context.Background(), mc, client.WithSubResourceBody(scale)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if sts := get(t, ns, "cache", &appsv1.StatefulSet{}); *sts.Spec.Replicas != 4 {
 			return fmt.Errorf("statefulset replicas = %d", *sts.Spec.Replicas)
 		}
 		return nil
 	})
 	runMembers(t, ns, 4)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		got := &autoscalingv1.Scale{}
 		if err := k8s.SubResource("scale").Get(ctx, mc, got); err != nil {
 			return err
@@ -216,7 +210,7 @@ func TestScaleSubresource(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 }
 
 func TestDriftIsRestored(t *testing.T) {
@@ -238,7 +232,7 @@ func TestDriftIsRestored(t *testing.T) {
 	if err := k8s.Update(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		sts := get(t, ns, "cache", &appsv1.StatefulSet{})
 		pod := sts.Spec.Template.Spec
 		c := pod.Containers[0]
@@ -263,7 +257,7 @@ func TestDeletedChildrenAreRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		newSts, newSvc := &appsv1.StatefulSet{}, &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), newSts); err != nil {
 			return err
@@ -292,20 +286,20 @@ func TestIdleMemcachedMakesNoWrites(t *testing.T) {
 			get(t, ns, "cache", &corev1.Service{}).ResourceVersion,
 		}, "/")
 	}
-	testutil.RequireUnchanged(t, "an idle Memcached's objects", versions)
+	await.RequireUnchanged(t, "an idle Memcached's objects", versions)
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "Memcached")
+	admission.RequireInvalidSpecsRejected(t, k8s, ns, "Memcached")
 }
 
 func TestInvalidUpdatesAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "Memcached")
+	admission.RequireInvalidUpdatesRejected(t, k8s, ns, "Memcached")
 }
 
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "Memcached")
+	admission.RequireValidUpdatesAccepted(t, k8s, ns, "Memcached")
 }

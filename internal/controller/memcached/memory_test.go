@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // TestMemoryAboveTheLimitIsReported checks that a memoryMB above the memory limit, which memcached
@@ -27,7 +27,7 @@ func TestMemoryAboveTheLimitIsReported(t *testing.T) {
 		mc.Spec.MemoryMB = ptr.To[int32](512)
 		mc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
 	})
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		mc := &appsv1alpha1.Memcached{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
@@ -38,7 +38,7 @@ func TestMemoryAboveTheLimitIsReported(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonInvalidSpec)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonInvalidSpec)
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cache"}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("get StatefulSet = %v, want NotFound while memoryMB is above the limit", err)
 	}

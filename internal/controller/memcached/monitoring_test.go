@@ -9,7 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 func TestMonitoringRunsTheExporterAndRollsTheMembers(t *testing.T) {
@@ -17,9 +18,9 @@ func TestMonitoringRunsTheExporterAndRollsTheMembers(t *testing.T) {
 	createMemcached(t, ns, 2, func(mc *appsv1alpha1.Memcached) { mc.Spec.Monitoring.Enabled = true })
 	childrenExist(t, ns)
 	var revision string
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		template := get(t, ns, "cache", &appsv1.StatefulSet{}).Spec.Template
-		if problem := testutil.ExporterProblem(template, appsv1alpha1.DefaultMemcachedExporterImage, 9150,
+		if problem := inspect.ExporterProblem(template, appsv1alpha1.DefaultMemcachedExporterImage, 9150,
 			"--memcached.address=127.0.0.1:11211"); problem != "" {
 			return errors.New(problem)
 		}
@@ -35,8 +36,8 @@ func TestMonitoringRunsTheExporterAndRollsTheMembers(t *testing.T) {
 		[]byte(`{"spec":{"monitoring":{"enabled":false}}}`))); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if testutil.HasContainer(get(t, ns, "cache", &appsv1.StatefulSet{}).Spec.Template, "exporter") {
+	await.Eventually(t, timeout, func(context.Context) error {
+		if inspect.HasContainer(get(t, ns, "cache", &appsv1.StatefulSet{}).Spec.Template, "exporter") {
 			return errors.New("the exporter stays with monitoring off")
 		}
 		if get(t, ns, "cache", &appsv1alpha1.Memcached{}).Status.Rollout.UpdateRevision == revision {

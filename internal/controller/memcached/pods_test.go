@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // TestUnschedulableMemberIsReportedThenReplacedOnceFixed asks for a member no node can take, then
@@ -38,7 +38,7 @@ func TestUnschedulableMemberIsReportedThenReplacedOnceFixed(t *testing.T) {
 		}
 	}
 	// The scheduler's verdict on member 1.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-1"}, pod); err != nil {
 			return err
@@ -61,7 +61,7 @@ func TestUnschedulableMemberIsReportedThenReplacedOnceFixed(t *testing.T) {
 	if err := k8s.Update(context.Background(), mc); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
 			return err
@@ -73,7 +73,7 @@ func TestUnschedulableMemberIsReportedThenReplacedOnceFixed(t *testing.T) {
 			CurrentReplicas: 2, CurrentRevision: "cache-1", UpdateRevision: "cache-2"}
 		return k8s.Status().Update(ctx, sts)
 	})
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-1"}, &corev1.Pod{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -83,7 +83,7 @@ func TestUnschedulableMemberIsReportedThenReplacedOnceFixed(t *testing.T) {
 		}
 		return errors.New("the unschedulable member of the old revision is still there")
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 	if got := get(t, ns, "cache-0", &corev1.Pod{}); got.UID != serving.UID {
 		t.Errorf("the Ready member cache-0 was replaced")
 	}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 const badImage = "memcached:1.6.38-typo"
@@ -46,7 +46,7 @@ func startMember(t *testing.T, ns, name, revision string, ready bool, waiting st
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))}},
 		Spec: sts.Spec.Template.Spec,
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		// The pod deleted a moment ago may still hold the name.
 		return k8s.Create(ctx, pod)
 	})
@@ -71,7 +71,7 @@ func startMember(t *testing.T, ns, name, revision string, ready bool, waiting st
 // template running image: the revisions and how many members are ready and updated.
 func setRevisions(t *testing.T, ns, image, current, update string, ready, updated int32) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, sts); err != nil {
 			return err
@@ -102,7 +102,7 @@ func runningGood(t *testing.T, ns string, mutate func(*appsv1alpha1.Memcached)) 
 		if mc.Status.Rollout.LastGood == nil {
 			return errors.New("no last good revision yet")
 		}
-		return testutil.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+		return await.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	})
 	return mc.Status.Rollout.LastGood.Name
 }
@@ -127,7 +127,7 @@ func patch(t *testing.T, ns, body string) {
 func waitMemcached(t *testing.T, ns string, check func(*appsv1alpha1.Memcached) error) *appsv1alpha1.Memcached {
 	t.Helper()
 	mc := &appsv1alpha1.Memcached{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func waitMemcached(t *testing.T, ns string, check func(*appsv1alpha1.Memcached) 
 // degradedIs checks Degraded's status and reason for the current generation.
 func degradedIs(status metav1.ConditionStatus, reason string) func(*appsv1alpha1.Memcached) error {
 	return func(mc *appsv1alpha1.Memcached) error {
-		if err := testutil.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionDegraded, status); err != nil {
+		if err := await.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionDegraded, status); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(mc.Status.Conditions, appsv1alpha1.ConditionDegraded); c.Reason != reason {
@@ -166,7 +166,7 @@ func holds(t *testing.T, d time.Duration, check func() error) {
 
 func gone(t *testing.T, pod *corev1.Pod, within time.Duration) {
 	t.Helper()
-	testutil.Eventually(t, within, func(ctx context.Context) error {
+	await.Eventually(t, within, func(ctx context.Context) error {
 		got := &corev1.Pod{}
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), got)
 		switch {
@@ -199,13 +199,13 @@ func TestFailedImageIsRolledBack(t *testing.T) {
 	if mc.Spec.Image != badImage {
 		t.Errorf("spec.image = %s, want it as the user wrote it, %s", mc.Spec.Image, badImage)
 	}
-	if err := testutil.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(mc.Status.Conditions, mc.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 		t.Errorf("the other member serves throughout: %v", err)
 	}
 	if image := stsImage(t, ns); image != appsv1alpha1.DefaultMemcachedImage {
 		t.Errorf("statefulset image = %s, want the last good %s back", image, appsv1alpha1.DefaultMemcachedImage)
 	}
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		for _, e := range events {
 			if e.Reason == appsv1alpha1.EventRolledBack && e.Type == corev1.EventTypeWarning &&
 				strings.Contains(e.Note, ro.Failed.Name) && strings.Contains(e.Note, good) {
@@ -219,7 +219,7 @@ func TestFailedImageIsRolledBack(t *testing.T) {
 	// member goes at once, the serving one stays.
 	setRevisions(t, ns, appsv1alpha1.DefaultMemcachedImage, revGood, revGood, 1, 1)
 	gone(t, failed, 5*time.Second)
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 	if got := get(t, ns, "cache-0", &corev1.Pod{}); got.UID != serving.UID {
 		t.Errorf("the serving member cache-0 was replaced")
 	}
@@ -289,7 +289,7 @@ func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 
 	const fixed = "memcached:1.6.39-alpine"
 	patch(t, ns, fmt.Sprintf(`{"spec":{"image":%q}}`, fixed))
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if image := stsImage(t, ns); image != fixed {
 			return fmt.Errorf("statefulset image = %s, want %s", image, fixed)
 		}
@@ -344,7 +344,7 @@ func TestMembersThatNeverTurnReadyAreRolledBackAtTheDeadline(t *testing.T) {
 		return startMember(t, ns, name, revBad, false, "")
 	})
 	mc := &appsv1alpha1.Memcached{}
-	testutil.Eventually(t, 10*time.Second+timeout, func(ctx context.Context) error {
+	await.Eventually(t, 10*time.Second+timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache"}, mc); err != nil {
 			return err
 		}

@@ -13,8 +13,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/memcached"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // A pass that reads the Memcached from a cache that does not show the rollback the pass before
@@ -33,13 +32,13 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	setRevisions(t, ns, badImage, revGood, revBad, 1, 0)
 	startMember(t, ns, "cache-1", revBad, false, appsv1alpha1.ReasonImagePullBackOff)
 	waitMemcached(t, ns, degradedIs(metav1.ConditionTrue, appsv1alpha1.ReasonRolledBack))
-	counted := testutil.Rollbacks(t, "Memcached")
+	counted := testenv.Rollbacks(t, "Memcached")
 	// The failed member is still there, as it is until the StatefulSet shows the restored revision.
 	get(t, ns, "cache-1", &corev1.Pod{})
 
-	var told testutil.ToldRollbacks
+	var told testenv.ToldRollbacks
 	c := testenv.OperatorClient("memcached")
-	c.Client = testutil.StaleReads{Client: c.Client, Stale: stale}
+	c.Client = testenv.StaleReads{Client: c.Client, Stale: stale}
 	r := &memcached.Reconciler{Client: c, Recorder: &told}
 	result, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
 	// Moments after the status write the pass waits for the cache to show it; later, its own write
@@ -47,8 +46,8 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	if waited := err == nil && result.RequeueAfter > 0; !waited && !apierrors.IsConflict(err) {
 		t.Errorf("a pass on a stale copy returned %+v, %v; want it to wait for the cache, or a Conflict", result, err)
 	}
-	if told != 0 || testutil.Rollbacks(t, "Memcached") != counted {
-		t.Errorf("a pass on a stale copy told of %d rollbacks, and the count went from %v to %v; want none", told, counted, testutil.Rollbacks(t, "Memcached"))
+	if told != 0 || testenv.Rollbacks(t, "Memcached") != counted {
+		t.Errorf("a pass on a stale copy told of %d rollbacks, and the count went from %v to %v; want none", told, counted, testenv.Rollbacks(t, "Memcached"))
 	}
 	if ro := get(t, ns, "cache", &appsv1alpha1.Memcached{}).Status.Rollout; ro.Rollbacks != 1 {
 		t.Errorf("status.rollout.rollbacks = %d, want 1", ro.Rollbacks)

@@ -3,7 +3,6 @@ package mysql_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +18,18 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return testutil.NewNamespace(t, k8s, "my")
+	return testcluster.NewNamespace(t, k8s, "my")
 }
 
 func createMySQL(t *testing.T, ns string, mutate func(*appsv1alpha1.MySQL)) *appsv1alpha1.MySQL {
@@ -97,7 +92,7 @@ func childrenExist(t *testing.T, ns string, generatedSecret bool) children {
 	if generatedSecret {
 		c.secret = &corev1.Secret{}
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for name, obj := range map[string]client.Object{
 			"db": c.sts, "db-headless": c.headless, "db-config": c.config,
 		} {
@@ -119,12 +114,12 @@ func childrenExist(t *testing.T, ns string, generatedSecret bool) children {
 // runServer plays the StatefulSet controller, the provisioner and the kubelet for the server.
 func runServer(t *testing.T, ns, name string) {
 	t.Helper()
-	testutil.RunStatefulSet(t, k8s, ns, name, timeout)
+	kubesim.RunStatefulSet(t, k8s, ns, name, timeout)
 }
 
 func markStatefulSetReady(t *testing.T, ns, name string) {
 	t.Helper()
-	testutil.MarkStatefulSetReady(t, k8s, ns, name, timeout)
+	kubesim.MarkStatefulSetReady(t, k8s, ns, name, timeout)
 }
 
 // waitMySQL waits until the MySQL db reports condType at status for its generation, then until
@@ -132,11 +127,11 @@ func markStatefulSetReady(t *testing.T, ns, name string) {
 func waitMySQL(t *testing.T, ns, condType string, status metav1.ConditionStatus, check func(*appsv1alpha1.MySQL) error) *appsv1alpha1.MySQL {
 	t.Helper()
 	m := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, condType, status); err != nil {
+		if err := await.ConditionIs(m.Status.Conditions, m.Generation, condType, status); err != nil {
 			return err
 		}
 		if check != nil {
@@ -223,16 +218,16 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 
 	runServer(t, ns, "db")
 	m = waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
-	if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
 		t.Error(err)
 	}
-	if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
 		t.Error(err)
 	}
 	if m.Status.Image != appsv1alpha1.DefaultMySQLImage || m.Status.ReadyReplicas != 1 {
 		t.Errorf("status image/readyReplicas = %s/%d", m.Status.Image, m.Status.ReadyReplicas)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestAvailableOnlyWithTheDataVolumeBound(t *testing.T) {
@@ -251,7 +246,7 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 	before := childrenExist(t, ns, true).sts.Spec.Template.Annotations[resources.ConfigHashAnnotation]
 
 	patchSpec(t, ns, `{"spec":{"config":["max_connections=500"]}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		cnf := get(t, ns, "db-config", &corev1.ConfigMap{}).Data["appkeeper.cnf"]
 		hash := get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template.Annotations[resources.ConfigHashAnnotation]
 		switch {
@@ -268,17 +263,17 @@ func TestConfigChangeRollsThePod(t *testing.T) {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "MySQL")
+	admission.RequireInvalidSpecsRejected(t, k8s, ns, "MySQL")
 }
 
 func TestInvalidUpdatesAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQL")
+	admission.RequireInvalidUpdatesRejected(t, k8s, ns, "MySQL")
 }
 
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "MySQL")
+	admission.RequireValidUpdatesAccepted(t, k8s, ns, "MySQL")
 }
 
 func TestFieldsSetAtFirstStartAreImmutable(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 // TestPasswordsOnlyInTheSecret checks that the passwords reach the server only by reference and
@@ -68,7 +69,7 @@ func TestDeletionPolicy(t *testing.T) {
 	ns := newNamespace(t)
 	m := createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete })
 	childrenExist(t, ns, true)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		secret := get(t, ns, "db-credentials", &corev1.Secret{})
 		if owner := metav1.GetControllerOf(secret); owner == nil || owner.UID != m.UID {
 			return fmt.Errorf("with the Delete policy the Secret's owner is %+v, want the MySQL", owner)
@@ -83,7 +84,7 @@ func TestDeletionPolicy(t *testing.T) {
 
 	// Back to Retain: the Secret loses its owner, the claim is kept.
 	patchSpec(t, ns, `{"spec":{"deletionPolicy":"Retain"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if refs := get(t, ns, "db-credentials", &corev1.Secret{}).OwnerReferences; len(refs) != 0 {
 			return fmt.Errorf("secret owners = %+v, want none", refs)
 		}
@@ -124,12 +125,12 @@ func TestPasswordsAreNeverRegenerated(t *testing.T) {
 	if err := k8s.Update(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, same)
+	await.Eventually(t, timeout, same)
 	waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse, nil)
 
-	testutil.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
+	kubesim.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
 	m := createMySQL(t, ns, nil)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
 			return err
@@ -141,7 +142,7 @@ func TestPasswordsAreNeverRegenerated(t *testing.T) {
 	})
 	runServer(t, ns, "db")
 	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
-	testutil.Eventually(t, timeout, same)
+	await.Eventually(t, timeout, same)
 }
 
 func TestCredentialsSecretRef(t *testing.T) {
@@ -186,18 +187,18 @@ func TestCredentialsSecretRefProblemsAreReported(t *testing.T) {
 		if err := k8s.Create(ctx, m); err != nil {
 			t.Fatal(err)
 		}
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
 				return err
 			}
-			if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+			if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 				return err
 			}
 			c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
 			if !strings.Contains(c.Message, "spec.credentialsSecretRef") || !strings.Contains(c.Message, want) {
 				return fmt.Errorf("Degraded message = %q, want it to name spec.credentialsSecretRef and say %q", c.Message, want)
 			}
-			return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
+			return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
 		})
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(m), &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get StatefulSet %s = %v, want NotFound: the server cannot start without its passwords", m.Name, err)
@@ -219,7 +220,7 @@ func wantOneWarning(t *testing.T, ns, name, says string) {
 		}
 		return out
 	}
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		if len(warnings(events)) == 0 {
 			return fmt.Errorf("no Warning Event for MySQL %s saying %q", name, says)
 		}

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // TestLostSecretIsNotRegenerated checks that a generated Secret deleted while the data volume
@@ -39,7 +39,7 @@ func TestLostSecretIsNotRegenerated(t *testing.T) {
 			t.Errorf("Degraded message %q does not say %q", msg, want)
 		}
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCredentialsLost)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCredentialsLost)
 	for range 5 {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-credentials"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("get the lost Secret = %v, want NotFound: new passwords would not open the data", err)
@@ -60,7 +60,7 @@ func TestLostSecretIsNotRegenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse, nil)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		secret := &corev1.Secret{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-credentials"}, secret); err != nil {
 			return err
@@ -88,11 +88,11 @@ func TestReferencedSecretCreatedLaterIsNoticedAtOnce(t *testing.T) {
 	time.Sleep(12 * time.Second)
 
 	createCredentialsSecret(t, ns, "later")
-	testutil.Eventually(t, 5*time.Second, func(ctx context.Context) error {
+	await.Eventually(t, 5*time.Second, func(ctx context.Context) error {
 		m := &appsv1alpha1.MySQL{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {
 			return err
 		}
-		return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+		return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
 	})
 }

@@ -14,7 +14,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 // exporterGrant is the only statement that gives the exporter's account privileges.
@@ -24,7 +25,7 @@ func TestMonitoringRunsTheExporterWithAnAccountOfItsOwn(t *testing.T) {
 	ns := newNamespace(t)
 	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Monitoring.Enabled = true })
 	childrenExist(t, ns, true)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		return exporterProblem(get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template)
 	})
 	password := exporterPassword(t, ns)
@@ -33,8 +34,8 @@ func TestMonitoringRunsTheExporterWithAnAccountOfItsOwn(t *testing.T) {
 	}
 
 	patchSpec(t, ns, `{"spec":{"monitoring":{"enabled":false}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if testutil.HasContainer(get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template, "exporter") {
+	await.Eventually(t, timeout, func(context.Context) error {
+		if inspect.HasContainer(get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template, "exporter") {
 			return errors.New("the exporter stays with monitoring off")
 		}
 		return accountsProblem(t, ns, false)
@@ -44,7 +45,7 @@ func TestMonitoringRunsTheExporterWithAnAccountOfItsOwn(t *testing.T) {
 	}
 
 	patchSpec(t, ns, `{"spec":{"monitoring":{"enabled":true}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if err := exporterProblem(get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template); err != nil {
 			return err
 		}
@@ -58,7 +59,7 @@ func TestMonitoringRunsTheExporterWithAnAccountOfItsOwn(t *testing.T) {
 // exporterProblem says how the pod's exporter differs from the one monitoring runs: only the
 // exporter mounts the account's option file, read-only.
 func exporterProblem(template corev1.PodTemplateSpec) error {
-	if problem := testutil.ExporterProblem(template, appsv1alpha1.DefaultMySQLExporterImage, 9104,
+	if problem := inspect.ExporterProblem(template, appsv1alpha1.DefaultMySQLExporterImage, 9104,
 		"--config.my-cnf=/etc/mysqld-exporter/.my.cnf"); problem != "" {
 		return errors.New(problem)
 	}
@@ -86,7 +87,7 @@ func exporterProblem(template corev1.PodTemplateSpec) error {
 func exporterPassword(t *testing.T, ns string) string {
 	t.Helper()
 	var password string
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		s := &corev1.Secret{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db-exporter-account"}, s); err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // startMember does what the StatefulSet controller and the kubelet would: it creates member 0 of
@@ -52,7 +52,7 @@ func startMember(t *testing.T, ns string, sts *appsv1.StatefulSet, revision, wai
 // setRevisions writes the status of the StatefulSet as its controller would, with no member ready.
 func setRevisions(t *testing.T, ns, name, current, update string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sts); err != nil {
 			return err
@@ -77,19 +77,19 @@ func TestFixedSpecReplacesTheWedgedServer(t *testing.T) {
 	m := waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonImagePullBackOff))
 	t.Logf("Degraded: %s", conditionMessage(m, appsv1alpha1.ConditionDegraded))
 	// On the StatefulSet's current revision the pod is what the spec asks for: it stays.
-	testutil.RequireUnchanged(t, "the broken pod of the current revision", func() string {
+	await.RequireUnchanged(t, "the broken pod of the current revision", func() string {
 		return get(t, ns, "db-0", &corev1.Pod{}).ResourceVersion
 	})
 
 	patchSpec(t, ns, `{"spec":{"image":"mysql:8.4.6"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if image := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; image != "mysql:8.4.6" {
 			return fmt.Errorf("statefulset image = %s, want the fixed mysql:8.4.6", image)
 		}
 		return nil
 	})
 	setRevisions(t, ns, "db", "db-broken", "db-fixed")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-0"}, pod)
 		switch {
@@ -102,7 +102,7 @@ func TestFixedSpecReplacesTheWedgedServer(t *testing.T) {
 		}
 		return errors.New("the broken pod is still there")
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 
 	// Its replacement, on the fixed revision and starting, is left alone.
 	replacement := startMember(t, ns, get(t, ns, "db", &appsv1.StatefulSet{}), "db-fixed", "ContainerCreating")

@@ -18,7 +18,8 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 // withBackups gives the MySQL backups to object storage, with the schedule suspended: the only
@@ -43,11 +44,11 @@ func waitingForBackup(t *testing.T, ns, image string) string {
 func finishBackup(t *testing.T, ns, name string) {
 	t.Helper()
 	job := &batchv1.Job{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name + "-backup"}, job)
 	})
 	key := "prod/" + ns + "/db/" + name
-	testutil.FinishJob(t, k8s, job, backupresources.DumpContainer, backup.Result{
+	kubesim.FinishJob(t, k8s, job, backupresources.DumpContainer, backup.Result{
 		Key: key, Artifact: backup.ArtifactKey(key, false), Size: 123456, SHA256: "ab12",
 		ServerVersion: "8.4.6", BinlogPosition: "binlog.000002:157", Databases: 1, Tables: 3,
 	}, true)
@@ -59,7 +60,7 @@ func upgradeWithBackup(t *testing.T, ns, image string) string {
 	t.Helper()
 	name := waitingForBackup(t, ns, image)
 	finishBackup(t, ns, name)
-	testutil.Eventually(t, timeout, func(context.Context) error { return imageIs(image)(get(t, ns, "db", &appsv1.StatefulSet{})) })
+	await.Eventually(t, timeout, func(context.Context) error { return imageIs(image)(get(t, ns, "db", &appsv1.StatefulSet{})) })
 	return name
 }
 
@@ -107,7 +108,7 @@ func TestBackupBeforeUpgradeDoesNotStartTheDeadline(t *testing.T) {
 		if ro := m.Status.Rollout; ro.Failed != nil || ro.Rollbacks != 0 || ro.LastGood == nil || ro.LastGood.Image != "mysql:8.4.6" {
 			return fmt.Errorf("status.rollout = %+v while the backup runs, want no failure and 8.4.6 the last good image", ro)
 		}
-		if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
 			return err
 		}
 		return imageIs("mysql:8.4.6")(get(t, ns, "db", &appsv1.StatefulSet{}))
@@ -122,10 +123,10 @@ func TestBackupBeforeUpgradeDoesNotStartTheDeadline(t *testing.T) {
 		}
 		return nil
 	})
-	if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
 		t.Errorf("the new server is starting: %v", err)
 	}
-	testutil.Eventually(t, 10*time.Second+timeout, func(ctx context.Context) error {
+	await.Eventually(t, 10*time.Second+timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, m); err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func TestBackupBeforeUpgradeHoldsWhenTheServerMissesAProbe(t *testing.T) {
 	ns := newNamespace(t)
 	runningGood(t, ns, withBackups)
 	name := waitingForBackup(t, ns, "mysql:8.4.7")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := get(t, ns, "db", &appsv1.StatefulSet{})
 		sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 0, 0
 		return k8s.Status().Update(ctx, sts)
@@ -169,7 +170,7 @@ func TestBackupBeforeUpgradeHoldsWhenTheServerMissesAProbe(t *testing.T) {
 		return imageIs("mysql:8.4.6")(get(t, ns, "db", &appsv1.StatefulSet{}))
 	})
 	finishBackup(t, ns, name)
-	testutil.Eventually(t, timeout, func(context.Context) error { return imageIs("mysql:8.4.7")(get(t, ns, "db", &appsv1.StatefulSet{})) })
+	await.Eventually(t, timeout, func(context.Context) error { return imageIs("mysql:8.4.7")(get(t, ns, "db", &appsv1.StatefulSet{})) })
 }
 
 func containsAll(s string, words ...string) bool {

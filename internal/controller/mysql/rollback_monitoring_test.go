@@ -10,7 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 // TestRollbackBringsBackTheExportersAccountWithItsPod: monitoring turned off, or on, in a change
@@ -46,7 +47,7 @@ func TestRollbackBringsBackTheExportersAccountWithItsPod(t *testing.T) {
 				}
 				return accountsProblem(t, ns, good)
 			}
-			testutil.Eventually(t, timeout, func(context.Context) error { return restored() })
+			await.Eventually(t, timeout, func(context.Context) error { return restored() })
 			holdsFor(t, 2*time.Second, restored)
 			if good && exporterPassword(t, ns) != password {
 				t.Error("the rollback changed the exporter's password")
@@ -60,7 +61,7 @@ func exporterAsSaid(template corev1.PodTemplateSpec, runs bool) error {
 	if runs {
 		return exporterProblem(template)
 	}
-	if testutil.HasContainer(template, "exporter") {
+	if inspect.HasContainer(template, "exporter") {
 		return fmt.Errorf("the pod runs the exporter")
 	}
 	return nil

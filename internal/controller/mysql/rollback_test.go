@@ -19,7 +19,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // Revisions as the StatefulSet controller names them: the good template and the failed one.
@@ -50,7 +50,7 @@ func runningGood(t *testing.T, ns string, mutate func(*appsv1alpha1.MySQL)) stri
 // controller's rollout to it: the new revision's pod, whose container waits for waiting.
 func serverFails(t *testing.T, ns string, check func(*appsv1.StatefulSet) error, waiting string) *corev1.Pod {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error { return check(get(t, ns, "db", &appsv1.StatefulSet{})) })
+	await.Eventually(t, timeout, func(context.Context) error { return check(get(t, ns, "db", &appsv1.StatefulSet{})) })
 	setRevisions(t, ns, "db", revGood, revBad)
 	return startMember(t, ns, get(t, ns, "db", &appsv1.StatefulSet{}), revBad, waiting)
 }
@@ -74,13 +74,13 @@ func rolledBack(t *testing.T, ns string) *appsv1alpha1.MySQL {
 // revision is the good one again, and no member is ready.
 func restoredObserved(t *testing.T, ns string, check func(*appsv1.StatefulSet) error) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error { return check(get(t, ns, "db", &appsv1.StatefulSet{})) })
+	await.Eventually(t, timeout, func(context.Context) error { return check(get(t, ns, "db", &appsv1.StatefulSet{})) })
 	setRevisions(t, ns, "db", revGood, revGood)
 }
 
 func podGone(t *testing.T, pod *corev1.Pod, within time.Duration) {
 	t.Helper()
-	testutil.Eventually(t, within, func(ctx context.Context) error {
+	await.Eventually(t, within, func(ctx context.Context) error {
 		got := &corev1.Pod{}
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), got)
 		switch {
@@ -96,7 +96,7 @@ func podGone(t *testing.T, pod *corev1.Pod, within time.Duration) {
 // setWaiting gives the server container of pod name the waiting reason waiting.
 func setWaiting(t *testing.T, ns, name, waiting string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return err
@@ -119,7 +119,7 @@ func holdsFor(t *testing.T, d time.Duration, check func() error) {
 // wantEventNaming waits for a Warning of reason whose note holds every one of words.
 func wantEventNaming(t *testing.T, ns, reason string, words ...string) {
 	t.Helper()
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 	next:
 		for _, e := range events {
 			if e.Reason != reason || e.Type != corev1.EventTypeWarning {
@@ -163,7 +163,7 @@ func TestFailedImageIsRolledBack(t *testing.T) {
 	// Once the StatefulSet's controller has seen the restored template, the failed pod goes at once.
 	restoredObserved(t, ns, imageIs("mysql:8.4.6"))
 	podGone(t, failed, 5*time.Second)
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventWedgedPodDeleted)
 
 	// The restored revision's pod is left to start, and even failing it neither rolls back again
 	// nor brings back the failed revision.
@@ -240,7 +240,7 @@ func TestRejectedConfigIsRolledBack(t *testing.T) {
 	// failed pod was made, which would otherwise count as the new revision's.
 	time.Sleep(time.Second)
 	patchSpec(t, ns, `{"spec":{"config":["max_connections=300"]}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if cnf := get(t, ns, "db-config", &corev1.ConfigMap{}).Data["appkeeper.cnf"]; !strings.Contains(cnf, "\nmax_connections=300\n") {
 			return fmt.Errorf("my.cnf = %q, want the fixed spec's", cnf)
 		}

@@ -15,8 +15,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 func TestDriftIsRestored(t *testing.T) {
@@ -48,7 +48,7 @@ func TestDriftIsRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		sts := get(t, ns, "db", &appsv1.StatefulSet{})
 		pod := sts.Spec.Template.Spec
 		cnf := get(t, ns, "db-config", &corev1.ConfigMap{}).Data["appkeeper.cnf"]
@@ -85,7 +85,7 @@ func TestDeletedChildrenAreRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, child := range old {
 			back := child.DeepCopyObject().(client.Object)
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(child), back); err != nil {
@@ -117,7 +117,7 @@ func TestIdleMySQLMakesNoWrites(t *testing.T) {
 			get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{}).ResourceVersion,
 		}, "/")
 	}
-	testutil.RequireUnchanged(t, "an idle MySQL's objects", versions)
+	await.RequireUnchanged(t, "an idle MySQL's objects", versions)
 }
 
 // TestPassesSendOnlyNeededWrites runs passes that change nothing of the StatefulSet and requires
@@ -131,7 +131,7 @@ func TestPassesSendOnlyNeededWrites(t *testing.T) {
 	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
 	path := "/namespaces/" + ns + "/statefulsets/db"
 	sent := testenv.Requests(http.MethodPatch, path)
-	before := testutil.Reconciles(t, "mysql")
+	before := testenv.Reconciles(t, "mysql")
 	// The data PVC is watched: each label change starts a pass that has nothing to do.
 	for i := range 3 {
 		claim := get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{})
@@ -141,8 +141,8 @@ func TestPassesSendOnlyNeededWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if passes := testutil.Reconciles(t, "mysql") - before; passes < 3 {
+	await.Eventually(t, timeout, func(context.Context) error {
+		if passes := testenv.Reconciles(t, "mysql") - before; passes < 3 {
 			return fmt.Errorf("%.0f passes so far", passes)
 		}
 		return nil

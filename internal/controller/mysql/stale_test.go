@@ -13,8 +13,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/mysql"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // On a real node the status of a rollback and the next pass, started by what the rollback changed
@@ -35,11 +34,11 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	})
 	serverFails(t, ns, imageIs(broken), appsv1alpha1.ReasonImagePullBackOff)
 	rolledBack(t, ns)
-	counted := testutil.Rollbacks(t, "MySQL")
+	counted := testenv.Rollbacks(t, "MySQL")
 
-	var told testutil.ToldRollbacks
+	var told testenv.ToldRollbacks
 	c := testenv.OperatorClient("mysql")
-	c.Client = testutil.StaleReads{Client: c.Client, Stale: stale}
+	c.Client = testenv.StaleReads{Client: c.Client, Stale: stale}
 	r := &mysql.Reconciler{Client: c, Recorder: &told}
 	result, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
 	// Moments after the status write the pass waits for the cache to show it; later, its own write
@@ -47,8 +46,8 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	if waited := err == nil && result.RequeueAfter > 0; !waited && !apierrors.IsConflict(err) {
 		t.Errorf("a pass on a stale copy returned %+v, %v; want it to wait for the cache, or a Conflict", result, err)
 	}
-	if told != 0 || testutil.Rollbacks(t, "MySQL") != counted {
-		t.Errorf("a pass on a stale copy told of %d rollbacks, and the count went from %v to %v; want none", told, counted, testutil.Rollbacks(t, "MySQL"))
+	if told != 0 || testenv.Rollbacks(t, "MySQL") != counted {
+		t.Errorf("a pass on a stale copy told of %d rollbacks, and the count went from %v to %v; want none", told, counted, testenv.Rollbacks(t, "MySQL"))
 	}
 	if ro := get(t, ns, "db", &appsv1alpha1.MySQL{}).Status.Rollout; ro.Rollbacks != 1 {
 		t.Errorf("status.rollout.rollbacks = %d, want 1", ro.Rollbacks)

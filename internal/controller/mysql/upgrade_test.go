@@ -16,7 +16,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
@@ -31,13 +32,13 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 	if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "spec.image") {
 		t.Errorf("Degraded message = %q, want it to name spec.image", c.Message)
 	}
-	if err := testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 		t.Errorf("the server still runs 8.4.6: %v", err)
 	}
 	if m.Status.Image != "mysql:8.4.6" {
 		t.Errorf("status.image = %s, want mysql:8.4.6", m.Status.Image)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonDowngradeRefused)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonDowngradeRefused)
 	for range 3 {
 		if image := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; image != "mysql:8.4.6" {
 			t.Fatalf("statefulset image = %s after a refused downgrade, want mysql:8.4.6", image)
@@ -47,7 +48,7 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 
 	for _, image := range []string{"mysql:8.4.7", "mysql:9.1"} {
 		patchSpec(t, ns, fmt.Sprintf(`{"spec":{"image":%q}}`, image))
-		testutil.Eventually(t, timeout, func(context.Context) error {
+		await.Eventually(t, timeout, func(context.Context) error {
 			if got := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; got != image {
 				return fmt.Errorf("statefulset image = %s, want %s", got, image)
 			}
@@ -57,7 +58,7 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 			if m.Status.Image == image {
 				return fmt.Errorf("status.image is %s before the rollout completed", image)
 			}
-			return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+			return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
 		})
 		markStatefulSetReady(t, ns, "db")
 		waitMySQL(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, func(m *appsv1alpha1.MySQL) error {
@@ -67,7 +68,7 @@ func TestDowngradeIsRefusedAndUpgradeRolls(t *testing.T) {
 			return nil
 		})
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
@@ -76,7 +77,7 @@ func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
 	childrenExist(t, ns, true)
 	runServer(t, ns, "db")
 	waitMySQL(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, nil)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := get(t, ns, "data-db-0", &corev1.PersistentVolumeClaim{}).Annotations[resources.DataImageAnnotation]; got != "mysql:8.4.6" {
 			return fmt.Errorf("data volume records %q, want mysql:8.4.6", got)
 		}
@@ -85,7 +86,7 @@ func TestDataVolumeRemembersTheNewestServer(t *testing.T) {
 
 	// Deleted with the Retain policy and created again with an older version on the same volume:
 	// no StatefulSet may start 8.0 on data files 8.4 has written.
-	testutil.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
+	kubesim.DeleteAndCollectGarbage(t, k8s, get(t, ns, "db", &appsv1alpha1.MySQL{}), timeout)
 	createMySQL(t, ns, func(m *appsv1alpha1.MySQL) { m.Spec.Image = "mysql:8.0.43" })
 	m := waitMySQL(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, reasonIs(appsv1alpha1.ConditionDegraded, appsv1alpha1.ReasonDowngradeRefused))
 	if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "mysql:8.4.6") {
@@ -114,11 +115,11 @@ func TestUnversionedTagKeepsTheRecordedVersion(t *testing.T) {
 		}
 		return nil
 	}
-	testutil.Eventually(t, timeout, recorded)
+	await.Eventually(t, timeout, recorded)
 
 	// The guard cannot tell what latest is, so it lets it roll, and says so.
 	patchSpec(t, ns, `{"spec":{"image":"mysql:latest"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := container(get(t, ns, "db", &appsv1.StatefulSet{})).Image; got != "mysql:latest" {
 			return fmt.Errorf("statefulset image = %s, want mysql:latest", got)
 		}

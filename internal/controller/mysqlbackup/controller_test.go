@@ -17,13 +17,16 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
 		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Storage: *backuptest.S3Storage(), Suspend: true}
 	})
@@ -53,7 +56,7 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 		t.Error("the backup pod gets an API token it never needs")
 	}
 
-	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/first"), true)
+	kubesim.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/first"), true)
 	b := backuptest.WaitBackup(t, k8s, ns, "first", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	if b.Status.Size != 123456 || b.Status.SHA256 != "ab12" || b.Status.ServerVersion != "8.4.6" || b.Status.BinlogPosition != "binlog.000002:157" || b.Status.Tables != 3 {
 		t.Errorf("status = %+v, want the Job's result", b.Status)
@@ -64,10 +67,10 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 	if b.Status.Reason != appsv1alpha1.BackupReasonOnDemand || b.Status.StartTime == nil || b.Status.CompletionTime == nil {
 		t.Errorf("reason %q, start %v, completion %v", b.Status.Reason, b.Status.StartTime, b.Status.CompletionTime)
 	}
-	if err := testutil.ConditionIs(b.Status.Conditions, b.Generation, appsv1alpha1.ConditionComplete, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(b.Status.Conditions, b.Generation, appsv1alpha1.ConditionComplete, metav1.ConditionTrue); err != nil {
 		t.Error(err)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupSucceeded)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupSucceeded)
 	waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		if m.Status.Backup == nil || m.Status.Backup.LastSuccessfulBackup != "first" {
 			return fmt.Errorf("status.backup = %+v, want lastSuccessfulBackup first", m.Status.Backup)
@@ -77,20 +80,20 @@ func TestOnDemandBackupRunsAJobAndRecordsItsResult(t *testing.T) {
 }
 
 func TestFailedBackupSaysWhy(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
 	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
 	job := backuptest.WaitJob(t, k8s, ns, "broken-backup", timeout)
 	if *job.Spec.BackoffLimit > 3 {
 		t.Errorf("backoffLimit = %d: retries must be bounded", *job.Spec.BackoffLimit)
 	}
-	testutil.FinishJob(t, k8s, job, dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
+	kubesim.FinishJob(t, k8s, job, dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
 	b := backuptest.WaitBackup(t, k8s, ns, "broken", timeout, backuptest.PhaseIs(appsv1alpha1.BackupFailed))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || c.Status != metav1.ConditionFalse ||
 		!strings.Contains(c.Message, "bucket backups does not exist") {
 		t.Errorf("Complete = %+v, want False with the Job's reason", c)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupFailed)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupFailed)
 	waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		if m.Status.Backup == nil || m.Status.Backup.LastFailedBackup != "broken" {
 			return fmt.Errorf("status.backup = %+v, want lastFailedBackup broken", m.Status.Backup)
@@ -100,7 +103,7 @@ func TestFailedBackupSaysWhy(t *testing.T) {
 }
 
 func TestBackupWaitsForItsMySQLAndNeedsStorage(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
 	b := backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupPending))
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionComplete); c == nil || !strings.Contains(c.Message, "does not exist") {
@@ -117,20 +120,20 @@ func TestBackupWaitsForItsMySQLAndNeedsStorage(t *testing.T) {
 }
 
 func TestVerificationFailureIsRecorded(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
 	createBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) {
 		b.Spec.Storage = backuptest.S3Storage()
 		b.Spec.Verify = verified
 	})
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
 	job := backuptest.WaitJob(t, k8s, ns, "checked-verify", timeout)
 	spec := job.Spec.Template.Spec
 	if len(spec.InitContainers) != 2 || spec.InitContainers[1].RestartPolicy == nil || *spec.InitContainers[1].RestartPolicy != corev1.ContainerRestartPolicyAlways ||
 		spec.InitContainers[1].Image != "mysql:8.4.6" || spec.InitContainers[1].StartupProbe == nil {
 		t.Errorf("verify pod: want a fetch init container, then the scratch server as a sidecar with a startup probe; got %+v", spec.InitContainers)
 	}
-	testutil.FinishJob(t, k8s, job, verifyContainer, backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
+	kubesim.FinishJob(t, k8s, job, verifyContainer, backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
 	b := backuptest.WaitBackup(t, k8s, ns, "checked", timeout, func(b *appsv1alpha1.MySQLBackup) error {
 		if b.Status.Verification != appsv1alpha1.VerificationFailed {
 			return fmt.Errorf("verification = %q", b.Status.Verification)
@@ -140,11 +143,11 @@ func TestVerificationFailureIsRecorded(t *testing.T) {
 	if c := meta.FindStatusCondition(b.Status.Conditions, appsv1alpha1.ConditionVerified); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "shop.orders") {
 		t.Errorf("Verified = %+v, want False naming the table", c)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonVerificationFailed)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonVerificationFailed)
 }
 
 func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	keep := int32(2)
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
 		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage(),
@@ -155,7 +158,7 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 		createBackup(t, ns, name, func(b *appsv1alpha1.MySQLBackup) {
 			b.Annotations = map[string]string{"apps.appkeeper.dev/backup-reason": appsv1alpha1.BackupReasonScheduled}
 		})
-		testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, name+"-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
+		kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, name+"-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
 		backuptest.WaitBackup(t, k8s, ns, name, timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	}
 	createBackup(t, ns, "new", func(b *appsv1alpha1.MySQLBackup) {
@@ -172,8 +175,8 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 	if want := []string{"prod/" + ns + "/db/old-1", "prod/" + ns + "/db/old-2"}; !slices.Equal(pruned, want) {
 		t.Fatalf("the new backup prunes %v, want %v (keepLast 2 counts the new one)", pruned, want)
 	}
-	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/new", pruned...), true)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	kubesim.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/new", pruned...), true)
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		for _, name := range []string{"old-1", "old-2"} {
 			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1alpha1.MySQLBackup{})
 			if !apierrors.IsNotFound(err) {
@@ -182,11 +185,11 @@ func TestRetentionPrunesOldScheduledBackups(t *testing.T) {
 		}
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old-3"}, &appsv1alpha1.MySQLBackup{})
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupPruned)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupPruned)
 }
 
 func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
 		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage()}
 	})
@@ -202,12 +205,12 @@ func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
 		if m.Status.Backup == nil || m.Status.Backup.PreUpgradeBackup == "" {
 			return fmt.Errorf("status.backup = %+v, want a preUpgradeBackup", m.Status.Backup)
 		}
-		return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue)
+		return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue)
 	})
 	name := m.Status.Backup.PreUpgradeBackup
 	requireImage := func(want string) {
 		t.Helper()
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			sts := &appsv1.StatefulSet{}
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, sts); err != nil {
 				return err
@@ -223,12 +226,12 @@ func TestImageChangeWaitsForTheBackupBeforeUpgrade(t *testing.T) {
 	if got := job.Spec.Template.Spec.Containers[0].Image; got != "mysql:8.4.6" {
 		t.Errorf("the pre-upgrade dump runs %s, want the running server's mysql:8.4.6", got)
 	}
-	testutil.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
+	kubesim.FinishJob(t, k8s, job, dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/"+name), true)
 	requireImage("mysql:8.4.7")
 }
 
 func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
 		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 3 * * *", Suspend: true, Storage: *backuptest.S3Storage()}
 	})
@@ -242,7 +245,7 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, m.Status.Backup.PreUpgradeBackup+"-backup", timeout), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, m.Status.Backup.PreUpgradeBackup+"-backup", timeout), dumpContainer, backup.Result{Error: "storage: access denied"}, false)
 	waitMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) error {
 		c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appsv1alpha1.ReasonPreUpgradeBackupFailed {
@@ -260,26 +263,26 @@ func TestFailedPreUpgradeBackupHoldsTheUpgrade(t *testing.T) {
 }
 
 func TestInvalidBackupsAreRejected(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	for _, kind := range []string{"MySQLBackup", "WordPressBackup"} {
-		testutil.RequireInvalidSpecsRejected(t, k8s, ns, kind)
-		testutil.RequireInvalidUpdatesRejected(t, k8s, ns, kind)
+		admission.RequireInvalidSpecsRejected(t, k8s, ns, kind)
+		admission.RequireInvalidUpdatesRejected(t, k8s, ns, kind)
 	}
 }
 
 func TestFinishedJobsLetGoOfABackupVolume(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
 	createBackup(t, ns, "on-volume", func(b *appsv1alpha1.MySQLBackup) {
 		b.Spec.Storage = &appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}
 	})
 	createBackup(t, ns, "on-s3", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-volume-backup", timeout), dumpContainer, backuptest.DumpResult(ns+"/db/on-volume"), true)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-s3-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/on-s3"), true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-volume-backup", timeout), dumpContainer, backuptest.DumpResult(ns+"/db/on-volume"), true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "on-s3-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/on-s3"), true)
 	backuptest.WaitBackup(t, k8s, ns, "on-volume", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	backuptest.WaitBackup(t, k8s, ns, "on-s3", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	// Its pod, even completed, would keep the claim from being deleted.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "on-volume-backup"}, &batchv1.Job{})
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the finished Job on the volume is still there (%w)", err)

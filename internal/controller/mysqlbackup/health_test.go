@@ -15,47 +15,49 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // Flux, like every tool built on kstatus, and kubectl wait --for=condition=Ready judge a backup by
 // Ready and Stalled: it must not read as done while it waits for its MySQL, runs or is being
 // verified, and must read as failed when it or its verification failed.
 func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	early := backupObject(ns, "early")
 	createBackup(t, ns, "early", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
-	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
+	await.RequireHealth(t, k8s, early, status.InProgressStatus)
 	backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupPending))
 	requireReady(t, ns, "early", metav1.ConditionFalse, appsv1alpha1.ReasonWaitingForMySQL)
-	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
+	await.RequireHealth(t, k8s, early, status.InProgressStatus)
 
 	availableMySQL(t, ns, "db", nil)
 	backuptest.WaitBackup(t, k8s, ns, "early", timeout, backuptest.PhaseIs(appsv1alpha1.BackupRunning))
 	requireReady(t, ns, "early", metav1.ConditionFalse, appsv1alpha1.ReasonBackupRunning)
-	testutil.RequireHealth(t, k8s, early, status.InProgressStatus)
+	await.RequireHealth(t, k8s, early, status.InProgressStatus)
 	wait := startKubectl(t, "wait", "-n", ns, "mybak/early", "--for=condition=Ready", "--timeout=20s")
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "early-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/early"), true)
-	testutil.WaitForHealth(t, k8s, early, status.CurrentStatus, timeout)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "early-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/early"), true)
+	await.WaitForHealth(t, k8s, early, status.CurrentStatus, timeout)
 	requireReady(t, ns, "early", metav1.ConditionTrue, appsv1alpha1.ReasonAsExpected)
 	wait()
 
 	// Asked for, the verification is part of the backup: Ready waits for its verdict.
 	checked := backupObject(ns, "checked")
 	createBackup(t, ns, "checked", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = backuptest.S3Storage(), verified })
-	testutil.RequireHealth(t, k8s, checked, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
+	await.RequireHealth(t, k8s, checked, status.InProgressStatus)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/checked"), true)
 	backuptest.WaitBackup(t, k8s, ns, "checked", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
 	requireReady(t, ns, "checked", metav1.ConditionFalse, appsv1alpha1.ReasonVerificationRunning)
-	testutil.RequireHealth(t, k8s, checked, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
-	testutil.WaitForHealth(t, k8s, checked, status.CurrentStatus, timeout)
+	await.RequireHealth(t, k8s, checked, status.InProgressStatus)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "checked-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
+	await.WaitForHealth(t, k8s, checked, status.CurrentStatus, timeout)
 
 	broken := backupObject(ns, "broken")
 	createBackup(t, ns, "broken", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-backup", timeout), dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-backup", timeout), dumpContainer, backup.Result{Error: "storage: bucket backups does not exist"}, false)
 	requireFailed(t, broken, appsv1alpha1.ReasonBackupFailed, "bucket backups does not exist")
 	startKubectl(t, "wait", "-n", ns, "mybak/broken", "--for=condition=Stalled", "--timeout=20s")()
 	table := startKubectl(t, "get", "mysqlbackups", "-n", ns)()
@@ -69,15 +71,15 @@ func TestGitOpsToolsReadTheHealthOfAMySQLBackup(t *testing.T) {
 
 	corrupt := backupObject(ns, "corrupt")
 	createBackup(t, ns, "corrupt", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage, b.Spec.Verify = backuptest.S3Storage(), verified })
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/corrupt"), true)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-verify", timeout), verifyContainer,
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/corrupt"), true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "corrupt-verify", timeout), verifyContainer,
 		backup.Result{Verified: notVerified, Mismatches: []string{"shop.orders: rows 10 != 9"}}, true)
 	requireFailed(t, corrupt, appsv1alpha1.ReasonVerificationFailed, "shop.orders")
 }
 
 // A restore point reads the same way; with verify, it is Ready once its database dump passed.
 func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
 	backuptest.RunningSite(t, k8s, ns, timeout)
 
@@ -88,15 +90,15 @@ func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	if err := k8s.Create(ctx, point); err != nil {
 		t.Fatal(err)
 	}
-	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
+	await.RequireHealth(t, k8s, point, status.InProgressStatus)
 	content := backuptest.WaitJob(t, k8s, ns, "launch-content", timeout)
-	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
-	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
+	await.RequireHealth(t, k8s, point, status.InProgressStatus)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
+	kubesim.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
 	backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionTrue, timeout)
-	testutil.RequireHealth(t, k8s, point, status.InProgressStatus)
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
-	testutil.WaitForHealth(t, k8s, point, status.CurrentStatus, timeout)
+	await.RequireHealth(t, k8s, point, status.InProgressStatus)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-verify", timeout), verifyContainer, backup.Result{Verified: verified}, true)
+	await.WaitForHealth(t, k8s, point, status.CurrentStatus, timeout)
 
 	broken := &appsv1alpha1.WordPressBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: ns},
@@ -105,7 +107,7 @@ func TestGitOpsToolsReadTheHealthOfAWordPressBackup(t *testing.T) {
 	if err := k8s.Create(ctx, broken); err != nil {
 		t.Fatal(err)
 	}
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
 	requireFailed(t, broken, appsv1alpha1.ReasonBackupFailed, "access denied")
 }
 
@@ -150,8 +152,8 @@ func requireReady(t *testing.T, ns, name string, want metav1.ConditionStatus, re
 // and a message that tells why.
 func requireFailed(t *testing.T, obj client.Object, reason, why string) {
 	t.Helper()
-	testutil.WaitForHealth(t, k8s, obj, status.FailedStatus, timeout)
-	got, err := testutil.Health(context.Background(), k8s, obj)
+	await.WaitForHealth(t, k8s, obj, status.FailedStatus, timeout)
+	got, err := await.Health(context.Background(), k8s, obj)
 	if err != nil {
 		t.Fatal(err)
 	}

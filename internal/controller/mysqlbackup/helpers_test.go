@@ -2,7 +2,6 @@ package mysqlbackup_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -13,15 +12,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
@@ -38,19 +31,19 @@ func availableMySQL(t *testing.T, ns, name string, mutate func(*appsv1alpha1.MyS
 	if err := k8s.Create(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.StatefulSet{})
 	})
-	testutil.RunStatefulSet(t, k8s, ns, name, timeout)
+	kubesim.RunStatefulSet(t, k8s, ns, name, timeout)
 	return waitMySQL(t, ns, name, func(m *appsv1alpha1.MySQL) error {
-		return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+		return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	})
 }
 
 func waitMySQL(t *testing.T, ns, name string, check func(*appsv1alpha1.MySQL) error) *appsv1alpha1.MySQL {
 	t.Helper()
 	m := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
 			return err
 		}

@@ -15,12 +15,14 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 func TestNewMySQLStartsFromABackup(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", nil)
 	createBackup(t, ns, "src", func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
 
@@ -37,15 +39,15 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 		if c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionProgressing); c == nil || c.Reason != appsv1alpha1.ReasonRestoreSourceNotReady {
 			return fmt.Errorf("Progressing = %+v, want RestoreSourceNotReady", c)
 		}
-		return testutil.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
+		return await.ConditionIs(m.Status.Conditions, m.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse)
 	})
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "copy"}, &appsv1.StatefulSet{}); err == nil {
 		t.Fatal("the StatefulSet exists before its backup succeeded")
 	}
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "src-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/src"), true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "src-backup", timeout), dumpContainer, backuptest.DumpResult("prod/"+ns+"/db/src"), true)
 
 	sts := &appsv1.StatefulSet{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "copy"}, sts)
 	})
 	init := sts.Spec.Template.Spec.InitContainers
@@ -65,7 +67,7 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 		t.Error("the server does not see the fetched dump in /docker-entrypoint-initdb.d")
 	}
 
-	testutil.RunStatefulSet(t, k8s, ns, "copy", timeout)
+	kubesim.RunStatefulSet(t, k8s, ns, "copy", timeout)
 	m := waitMySQL(t, ns, "copy", func(m *appsv1alpha1.MySQL) error {
 		if m.Status.Restore == nil || m.Status.Restore.CompletionTime == nil {
 			return fmt.Errorf("status.restore = %+v, want it complete", m.Status.Restore)
@@ -76,7 +78,7 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 		t.Errorf("status.restore.source = %q, want it to name the backup", m.Status.Restore.Source)
 	}
 	// Once served, the pod no longer needs the storage.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "copy"}, sts); err != nil {
 			return err
 		}
@@ -85,11 +87,11 @@ func TestNewMySQLStartsFromABackup(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonRestored)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonRestored)
 }
 
 func TestRestoreFromAMissingBackupIsDegraded(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	m := &appsv1alpha1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: ns},
 		Spec:       appsv1alpha1.MySQLSpec{Restore: &appsv1alpha1.MySQLRestore{BackupName: "nothing"}},
@@ -108,7 +110,7 @@ func TestRestoreFromAMissingBackupIsDegraded(t *testing.T) {
 
 func TestScheduleStartsBackups(t *testing.T) {
 	t.Parallel()
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
 		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "* * * * *", Storage: *backuptest.S3Storage()}
 	})
@@ -119,7 +121,7 @@ func TestScheduleStartsBackups(t *testing.T) {
 		return nil
 	})
 	next := m.Status.Backup.NextScheduleTime.Time
-	testutil.Eventually(t, timeout+timeUntil(next), func(ctx context.Context) error {
+	await.Eventually(t, timeout+timeUntil(next), func(ctx context.Context) error {
 		list := &appsv1alpha1.MySQLBackupList{}
 		if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{appsv1alpha1.LabelMySQL: "db"}); err != nil {
 			return err

@@ -3,7 +3,6 @@ package podset_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,21 +16,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return testutil.NewNamespace(t, k8s, "pset")
+	return testcluster.NewNamespace(t, k8s, "pset")
 }
 
 func newPodSet(ns string, replicas int32, image string) *appsv1alpha1.PodSet {
@@ -86,7 +80,7 @@ func podsOf(ctx context.Context, ns string) (map[string]corev1.Pod, error) {
 func waitPods(t *testing.T, ns string, names ...string) map[string]corev1.Pod {
 	t.Helper()
 	var pods map[string]corev1.Pod
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		var err error
 		if pods, err = podsOf(ctx, ns); err != nil {
 			return err
@@ -131,9 +125,9 @@ func setPhase(t *testing.T, pod *corev1.Pod, phase corev1.PodPhase, ready corev1
 
 func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionStatus) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ps := getPodSet(t, ns)
-		return testutil.ConditionIs(ps.Status.Conditions, ps.Generation, condType, status)
+		return await.ConditionIs(ps.Status.Conditions, ps.Generation, condType, status)
 	})
 }
 
@@ -170,7 +164,7 @@ func TestPodsAreCreatedOwnedAndReported(t *testing.T) {
 	if got := getPodSet(t, ns); got.Status.ReadyReplicas != 3 || got.Status.UpdatedReplicas != 3 {
 		t.Errorf("status = %+v", got.Status)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated)
 }
 
 func TestDeletedAndFinishedPodsAreReplaced(t *testing.T) {
@@ -183,7 +177,7 @@ func TestDeletedAndFinishedPodsAreReplaced(t *testing.T) {
 	}
 	setPhase(t, ptr.To(before["web-1"]), corev1.PodFailed, corev1.ConditionFalse)
 	setPhase(t, ptr.To(before["web-2"]), corev1.PodSucceeded, corev1.ConditionFalse)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		after, err := podsOf(ctx, ns)
 		if err != nil {
 			return err
@@ -195,7 +189,7 @@ func TestDeletedAndFinishedPodsAreReplaced(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventReplaced)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventReplaced)
 }
 
 func TestForeignPodsAreLeftAlone(t *testing.T) {
@@ -217,9 +211,9 @@ func TestForeignPodsAreLeftAlone(t *testing.T) {
 	create(t, newPodSet(ns, 3, "busybox:1.36"))
 
 	waitPods(t, ns, "web-2")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ps := getPodSet(t, ns)
-		if err := testutil.ConditionIs(ps.Status.Conditions, ps.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(ps.Status.Conditions, ps.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(ps.Status.Conditions, appsv1alpha1.ConditionDegraded); !strings.Contains(c.Message, "web-0, web-1") {
@@ -256,7 +250,7 @@ func TestForeignPodsAreLeftAlone(t *testing.T) {
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "PodSet")
+	admission.RequireInvalidSpecsRejected(t, k8s, ns, "PodSet")
 	t.Run("name longer than a label value", func(t *testing.T) {
 		ps := newPodSet(ns, 1, "busybox:1.36")
 		ps.Name = strings.Repeat("a", 64)
@@ -269,10 +263,10 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 
 func TestInvalidUpdatesAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "PodSet")
+	admission.RequireInvalidUpdatesRejected(t, k8s, ns, "PodSet")
 }
 
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "PodSet")
+	admission.RequireValidUpdatesAccepted(t, k8s, ns, "PodSet")
 }

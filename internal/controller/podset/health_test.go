@@ -6,7 +6,8 @@ import (
 
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 // Flux, like every tool built on kstatus, judges a PodSet healthy by kstatus's verdict: it must not
@@ -16,19 +17,19 @@ func TestGitOpsToolsReadTheHealthOfAPodSet(t *testing.T) {
 	ns := newNamespace(t)
 	ps := newPodSet(ns, 2, goodImage)
 	create(t, ps)
-	testutil.RequireHealth(t, k8s, ps, status.InProgressStatus)
+	await.RequireHealth(t, k8s, ps, status.InProgressStatus)
 	waitPods(t, ns, "web-0", "web-1")
-	testutil.WaitForHealth(t, k8s, ps, status.InProgressStatus, timeout)
+	await.WaitForHealth(t, k8s, ps, status.InProgressStatus, timeout)
 
 	markReady(t, ns, "web-0", "web-1")
-	testutil.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
 	good := getPodSet(t, ns).Status.Rollout.CurrentRevision
 
 	patchSpec := `{"spec":{"template":{"metadata":{"annotations":{"note":"changed"}}}}}`
 	revision := newRevision(t, ns, patchSpec, good)
-	testutil.RequireHealth(t, k8s, ps, status.InProgressStatus)
+	await.RequireHealth(t, k8s, ps, status.InProgressStatus)
 	runRevision(t, ns, revision, 2)
-	testutil.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
 
 	pods, err := podsOf(context.Background(), ns)
 	if err != nil {
@@ -36,7 +37,7 @@ func TestGitOpsToolsReadTheHealthOfAPodSet(t *testing.T) {
 	}
 	pod := sortedNames(pods)[0]
 	crashLoop(t, ns, pod, "10s")
-	testutil.WaitForHealth(t, k8s, ps, status.FailedStatus, timeout)
-	testutil.SetPodStatus(t, k8s, ns, pod, true, "", timeout)
-	testutil.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ps, status.FailedStatus, timeout)
+	kubesim.SetPodStatus(t, k8s, ns, pod, true, "", timeout)
+	await.WaitForHealth(t, k8s, ps, status.CurrentStatus, timeout)
 }

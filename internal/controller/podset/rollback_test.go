@@ -16,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 const (
@@ -46,7 +47,7 @@ func crashLoop(t *testing.T, ns, name, backOff string) {
 func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus) error) *appsv1alpha1.PodSet {
 	t.Helper()
 	ps := &appsv1alpha1.PodSet{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ps); err != nil {
 			return err
 		}
@@ -59,9 +60,9 @@ func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus)
 func waitReason(t *testing.T, ns, condType string, status metav1.ConditionStatus, reason string) metav1.Condition {
 	t.Helper()
 	var c metav1.Condition
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ps := getPodSet(t, ns)
-		if err := testutil.ConditionIs(ps.Status.Conditions, ps.Generation, condType, status); err != nil {
+		if err := await.ConditionIs(ps.Status.Conditions, ps.Generation, condType, status); err != nil {
 			return err
 		}
 		c = *meta.FindStatusCondition(ps.Status.Conditions, condType)
@@ -77,7 +78,7 @@ func waitReason(t *testing.T, ns, condType string, status metav1.ConditionStatus
 // each pod of revision ready as the PodSet creates it.
 func runRevision(t *testing.T, ns, revision string, replicas int) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pods, err := podsOf(ctx, ns)
 		if err != nil {
 			return err
@@ -103,7 +104,7 @@ func runRevision(t *testing.T, ns, revision string, replicas int) {
 func waitNewPod(t *testing.T, ns, revision string) string {
 	t.Helper()
 	var name string
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pods, err := podsOf(ctx, ns)
 		if err != nil {
 			return err
@@ -174,7 +175,7 @@ func rollBack(t *testing.T, ns string) (failed, good string, kept map[string]typ
 	crashing := waitNewPod(t, ns, failed)
 	crashLoop(t, ns, crashing, "10s")
 	crashed := time.Now()
-	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return await.RolledBack(st, failed, good, 1) })
 	t.Logf("rolled back %s after the pod crash-looped", time.Since(crashed).Round(time.Millisecond))
 	kept = map[string]types.UID{}
 	for name, pod := range pods {
@@ -201,7 +202,7 @@ func requireKept(t *testing.T, ns string, kept map[string]types.UID) {
 
 func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "PodSet")
+	counted := testenv.Rollbacks(t, "PodSet")
 	failed, good, kept := rollBack(t, ns)
 	if len(kept) != 2 {
 		t.Fatalf("%d pods of the good revision serve during the rollout, want 2 (maxUnavailable 1)", len(kept))
@@ -217,8 +218,8 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	if !strings.Contains(degraded.Message, failed) || !strings.Contains(degraded.Message, good) {
 		t.Errorf("Degraded %q does not name revisions %s and %s", degraded.Message, failed, good)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
-	if got := testutil.Rollbacks(t, "PodSet"); got != counted+1 {
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	if got := testenv.Rollbacks(t, "PodSet"); got != counted+1 {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=PodSet} = %v, want %v", got, counted+1)
 	}
 
@@ -236,7 +237,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	if got := getPodSet(t, ns).Status; got.TemplateHash != good || got.UpdatedReplicas != 3 || got.Rollout.Rollbacks != 1 {
 		t.Errorf("status %+v, want all 3 pods of %s after 1 rollback", got, good)
 	}
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		for _, e := range events {
 			if e.Reason == appsv1alpha1.EventReplaced && strings.Contains(e.Note, "putting revision "+good+" back") {
 				return nil
@@ -255,7 +256,7 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	// The pod that replaces the failed one, of the good template, crash-loops as well.
 	replacement := waitNewPod(t, ns, good)
 	crashLoop(t, ns, replacement, "10s")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if st := getPodSet(t, ns).Status; st.Replicas != 3 || st.ReadyReplicas != 2 {
 			return fmt.Errorf("%d pods, %d ready; want 3, 2", st.Replicas, st.ReadyReplicas)
 		}
@@ -274,15 +275,15 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 		return strings.Join(v, "/")
 	}
 	time.Sleep(time.Second) // the status write of the crash loop settles
-	before, passes := versions(), testutil.Reconciles(t, "podset")
+	before, passes := versions(), testenv.Reconciles(t, "podset")
 	// The kubelet backs off longer: a new problem message starts a pass.
 	crashLoop(t, ns, replacement, "20s")
-	testutil.ChangesNothing(t, "podset", passes, 1, before, versions)
+	testenv.ChangesNothing(t, "podset", passes, 1, before, versions)
 	requireKept(t, ns, kept)
-	if err := testutil.RolledBack(getPodSet(t, ns).Status.Rollout, failed, good, 1); err != nil {
+	if err := await.RolledBack(getPodSet(t, ns).Status.Rollout, failed, good, 1); err != nil {
 		t.Error(err)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 }
 
 func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
@@ -310,7 +311,7 @@ func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 
 func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "PodSet")
+	counted := testenv.Rollbacks(t, "PodSet")
 	good := firstRollout(t, ns, appsv1alpha1.UpgradePolicy{AutoRollback: ptr.To(false)})
 	bad := newRevision(t, ns, badTemplate, good)
 	crashing := waitNewPod(t, ns, bad)
@@ -337,8 +338,8 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	testutil.RequireNoRolledBackEvent(t, k8s, ns)
-	if got := testutil.Rollbacks(t, "PodSet"); got != counted {
+	await.RequireNoRolledBackEvent(t, k8s, ns)
+	if got := testenv.Rollbacks(t, "PodSet"); got != counted {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=PodSet} = %v, want %v", got, counted)
 	}
 }
@@ -353,12 +354,12 @@ func TestProgressDeadlineRollsBack(t *testing.T) {
 
 	var took time.Duration
 	ps := &appsv1alpha1.PodSet{}
-	testutil.Eventually(t, 2*timeout, func(ctx context.Context) error {
+	await.Eventually(t, 2*timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ps); err != nil {
 			return err
 		}
 		took = time.Since(start)
-		return testutil.RolledBack(ps.Status.Rollout, failed, good, 1)
+		return await.RolledBack(ps.Status.Rollout, failed, good, 1)
 	})
 	t.Logf("rolled back %s after the spec change, with a deadline of 10s", took.Round(10*time.Millisecond))
 	// The deadline counts from the second after the one the status keeps: never early, at most a

@@ -17,7 +17,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/controller/podset"
 	"github.com/appkeeper/appkeeper/internal/kube"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func scale(t *testing.T, ns string, replicas int32) {
@@ -34,7 +34,7 @@ func TestScaleDownRemovesNotReadyPodsThenTheNewest(t *testing.T) {
 	create(t, newPodSet(ns, 4, "busybox:1.36"))
 	waitPods(t, ns, "web-0", "web-1", "web-2", "web-3")
 	markReady(t, ns, "web-0", "web-2", "web-3")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := getPodSet(t, ns).Status.ReadyReplicas; got != 3 {
 			return fmt.Errorf("readyReplicas %d", got)
 		}
@@ -43,7 +43,7 @@ func TestScaleDownRemovesNotReadyPodsThenTheNewest(t *testing.T) {
 
 	scale(t, ns, 2)
 	waitPods(t, ns, "web-0", "web-2")
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 
 	// The hole at web-1 is filled first when scaling up again.
 	scale(t, ns, 3)
@@ -73,7 +73,7 @@ func TestTemplateChangeReplacesMaxUnavailableAtATime(t *testing.T) {
 	}
 	for round := 1; round <= 3; round++ {
 		var fresh string
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
+		await.Eventually(t, timeout, func(ctx context.Context) error {
 			pods, err := podsOf(ctx, ns)
 			if err != nil {
 				return err
@@ -106,7 +106,7 @@ func TestTemplateChangeReplacesMaxUnavailableAtATime(t *testing.T) {
 	if got := getPodSet(t, ns).Status; got.UpdatedReplicas != 3 || got.ReadyReplicas != 3 {
 		t.Errorf("status = %+v", got)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 // staleCache shows the pods as they were before the last pass, as a cache that lags behind does.
@@ -170,5 +170,5 @@ func TestIdlePodSetMakesNoWrites(t *testing.T) {
 		}
 		return strings.Join(v, "/")
 	}
-	testutil.RequireUnchanged(t, "an idle PodSet's objects", versions)
+	await.RequireUnchanged(t, "an idle PodSet's objects", versions)
 }

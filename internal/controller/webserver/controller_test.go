@@ -3,7 +3,6 @@ package webserver_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,22 +16,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return testutil.NewNamespace(t, k8s, "ws")
+	return testcluster.NewNamespace(t, k8s, "ws")
 }
 
 func createWebServer(t *testing.T, ns string, replicas int32, image string) *appsv1alpha1.WebServer {
@@ -59,7 +54,7 @@ func get[T client.Object](t *testing.T, ns, name string, obj T) T {
 func childrenExist(t *testing.T, ns string) (*appsv1.Deployment, *corev1.Service) {
 	t.Helper()
 	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
 			return err
 		}
@@ -72,7 +67,7 @@ func childrenExist(t *testing.T, ns string) (*appsv1.Deployment, *corev1.Service
 // current template is available.
 func markDeploymentReady(t *testing.T, ns string) {
 	t.Helper()
-	testutil.MarkDeploymentReady(t, k8s, ns, "web", timeout)
+	kubesim.MarkDeploymentReady(t, k8s, ns, "web", timeout)
 }
 
 func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
@@ -106,14 +101,14 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		t.Errorf("status.image = %s before the rollout completed", got.Status.Image)
 	}
 	markDeploymentReady(t, ns)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		got := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		if got.Status.Image != "nginx:1.23.0" {
 			return fmt.Errorf("status.image = %s", got.Status.Image)
 		}
-		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
+		return await.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse)
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventCreated, appsv1alpha1.EventUpgrading, appsv1alpha1.EventUpgraded)
 }
 
 func TestScaleSubresource(t *testing.T) {
@@ -125,14 +120,14 @@ func TestScaleSubresource(t *testing.T) {
 	if err := k8s.SubResource("scale").Update(context.Background(), ws, client.WithSubResourceBody(scale)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		if *dep.Spec.Replicas != 4 {
 			return fmt.Errorf("deployment replicas = %d", *dep.Spec.Replicas)
 		}
 		return nil
 	})
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventScaled)
 }
 
 func TestDriftIsRestored(t *testing.T) {
@@ -152,7 +147,7 @@ func TestDriftIsRestored(t *testing.T) {
 	if err := k8s.Update(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		pod := dep.Spec.Template.Spec
 		if *dep.Spec.Replicas != 2 || pod.Containers[0].Image != "nginx:1.23.1" || !*pod.SecurityContext.RunAsNonRoot ||
@@ -176,7 +171,7 @@ func TestDeletedChildrenAreRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		newDep, newSvc := &appsv1.Deployment{}, &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(dep), newDep); err != nil {
 			return err
@@ -206,22 +201,22 @@ func TestIdleWebServerMakesNoWrites(t *testing.T) {
 			get(t, ns, "web-nginx", &corev1.ConfigMap{}).ResourceVersion,
 		}, "/")
 	}
-	testutil.RequireUnchanged(t, "an idle WebServer's objects", versions)
+	await.RequireUnchanged(t, "an idle WebServer's objects", versions)
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WebServer")
+	admission.RequireInvalidSpecsRejected(t, k8s, ns, "WebServer")
 }
 
 func TestInvalidUpdatesAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "WebServer")
+	admission.RequireInvalidUpdatesRejected(t, k8s, ns, "WebServer")
 }
 
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "WebServer")
+	admission.RequireValidUpdatesAccepted(t, k8s, ns, "WebServer")
 }
 
 func patchSpec(t *testing.T, ns, patch string) {
@@ -234,9 +229,9 @@ func patchSpec(t *testing.T, ns, patch string) {
 
 func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionStatus) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
-		return testutil.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status)
+		return await.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status)
 	})
 }
 
@@ -244,7 +239,7 @@ func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionSta
 // its related object: the children are created at once, and each keeps its own Event.
 func wantCreatedEvents(t *testing.T, ns string, kinds ...string) {
 	t.Helper()
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		related := map[string]bool{}
 		for _, e := range events {
 			if e.Reason == appsv1alpha1.EventCreated && e.Related != nil && e.Related.Name == "web" {

@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // Flux, like every tool built on kstatus, judges a WebServer healthy by kstatus's verdict: it must
@@ -14,22 +14,22 @@ import (
 func TestGitOpsToolsReadTheHealthOfAWebServer(t *testing.T) {
 	ns := newNamespace(t)
 	ws := createWebServer(t, ns, 2, "nginx:1.23.1")
-	testutil.RequireHealth(t, k8s, ws, status.InProgressStatus)
+	await.RequireHealth(t, k8s, ws, status.InProgressStatus)
 	childrenExist(t, ns)
-	testutil.WaitForHealth(t, k8s, ws, status.InProgressStatus, timeout)
+	await.WaitForHealth(t, k8s, ws, status.InProgressStatus, timeout)
 
 	markDeploymentReady(t, ns)
-	testutil.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
 
 	patchSpec(t, ns, `{"spec":{"image":"nginx:1.23.2"}}`)
-	testutil.RequireHealth(t, k8s, ws, status.InProgressStatus)
+	await.RequireHealth(t, k8s, ws, status.InProgressStatus)
 	waitCondition(t, ns, appsv1alpha1.ConditionProgressing, "True")
-	testutil.RequireHealth(t, k8s, ws, status.InProgressStatus)
+	await.RequireHealth(t, k8s, ws, status.InProgressStatus)
 	markDeploymentReady(t, ns)
-	testutil.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
 
 	startPod(t, ns, "web-5d8f-x1", false, appsv1alpha1.ReasonImagePullBackOff)
-	testutil.WaitForHealth(t, k8s, ws, status.FailedStatus, timeout)
+	await.WaitForHealth(t, k8s, ws, status.FailedStatus, timeout)
 	setPodStatus(t, ns, "web-5d8f-x1", true, "")
-	testutil.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
+	await.WaitForHealth(t, k8s, ws, status.CurrentStatus, timeout)
 }

@@ -12,8 +12,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
@@ -21,12 +22,12 @@ func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
 	createWebServer(t, ns, 1, "nginx:1.27.4")
 	childrenExist(t, ns)
 	before := get(t, ns, "web", &appsv1.Deployment{}).Spec.Template
-	if testutil.HasContainer(before, "exporter") || strings.Contains(get(t, ns, "web-nginx", &corev1.ConfigMap{}).Data["default.conf"], "stub_status") {
+	if inspect.HasContainer(before, "exporter") || strings.Contains(get(t, ns, "web-nginx", &corev1.ConfigMap{}).Data["default.conf"], "stub_status") {
 		t.Fatal("a WebServer without monitoring runs an exporter or serves stub_status")
 	}
 
 	var revision string
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if revision = get(t, ns, "web", &appsv1alpha1.WebServer{}).Status.Rollout.UpdateRevision; revision == "" {
 			return errors.New("no revision in the status yet")
 		}
@@ -34,9 +35,9 @@ func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
 	})
 
 	patchSpec(t, ns, `{"spec":{"monitoring":{"enabled":true}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		template := get(t, ns, "web", &appsv1.Deployment{}).Spec.Template
-		if problem := testutil.ExporterProblem(template, appsv1alpha1.DefaultWebServerExporterImage, 9113,
+		if problem := inspect.ExporterProblem(template, appsv1alpha1.DefaultWebServerExporterImage, 9113,
 			"--nginx.scrape-uri=http://127.0.0.1:8079/stub_status"); problem != "" {
 			return errors.New(problem)
 		}
@@ -50,8 +51,8 @@ func TestMonitoringRunsTheExporterAndRollsThePods(t *testing.T) {
 	})
 
 	patchSpec(t, ns, `{"spec":{"monitoring":{"enabled":false}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if testutil.HasContainer(get(t, ns, "web", &appsv1.Deployment{}).Spec.Template, "exporter") {
+	await.Eventually(t, timeout, func(context.Context) error {
+		if inspect.HasContainer(get(t, ns, "web", &appsv1.Deployment{}).Spec.Template, "exporter") {
 			return errors.New("the exporter stays with monitoring off")
 		}
 		if strings.Contains(get(t, ns, "web-nginx", &corev1.ConfigMap{}).Data["default.conf"], "stub_status") {

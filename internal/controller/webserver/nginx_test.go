@@ -12,14 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // nginxConfig waits until the WebServer's nginx ConfigMap makes nginx listen on port.
 func nginxConfig(t *testing.T, ns string, port int32) *corev1.ConfigMap {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-nginx"}, cm); err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func TestNginxListensOnSpecPort(t *testing.T) {
 	if err := k8s.Delete(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		back := &corev1.ConfigMap{}
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cm), back); err != nil {
 			return err
@@ -69,7 +69,7 @@ func TestNginxListensOnSpecPort(t *testing.T) {
 	// A new port reaches nginx, the container, and rolls the pods.
 	patchSpec(t, ns, `{"spec":{"port":9000}}`)
 	nginxConfig(t, ns, 9000)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		c := dep.Spec.Template.Spec.Containers[0]
 		if c.Ports[0].ContainerPort != 9000 || dep.Spec.Template.Annotations[resources.ConfigHashAnnotation] == hash {

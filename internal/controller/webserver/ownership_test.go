@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // TestServiceMadeByHandIsNotAdopted checks that a WebServer whose Service name a person already
@@ -39,8 +39,8 @@ func TestServiceMadeByHandIsNotAdopted(t *testing.T) {
 	if msg := meta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded).Message; !strings.Contains(msg, "Service web") {
 		t.Errorf("Degraded message %q does not name the Service in the way", msg)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
-	testutil.RequireUnchanged(t, "the hand-made Service", func() string {
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
+	await.RequireUnchanged(t, "the hand-made Service", func() string {
 		svc := get(t, ns, "web", &corev1.Service{})
 		if len(svc.OwnerReferences) != 0 || svc.Labels[appsv1alpha1.LabelManagedBy] != "" {
 			t.Fatalf("the hand-made Service was taken over: owners %v, labels %v", svc.OwnerReferences, svc.Labels)
@@ -55,7 +55,7 @@ func TestServiceMadeByHandIsNotAdopted(t *testing.T) {
 	if err := k8s.Delete(ctx, mine); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		svc := &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
 			return err
@@ -97,7 +97,7 @@ func appliedBy(obj client.Object) []string {
 func waitDegraded(t *testing.T, ns, reason string) *appsv1alpha1.WebServer {
 	t.Helper()
 	ws := &appsv1alpha1.WebServer{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func TestEarlierSharedFieldManagerIsDropped(t *testing.T) {
 	if err := k8s.Apply(context.Background(), earlier, client.FieldOwner("appkeeper"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		svc := &corev1.Service{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
 			return err

@@ -13,19 +13,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 // startPod does what the ReplicaSet controller and the kubelet would: it creates a pod of the
 // WebServer's Deployment and gives it a status, ready or waiting for waitingReason.
 func startPod(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.StartPod(t, k8s, get(t, ns, "web", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
+	kubesim.StartPod(t, k8s, get(t, ns, "web", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
 }
 
 func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
+	kubesim.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
 }
 
 func TestPodThatCannotPullItsImageMakesItDegraded(t *testing.T) {
@@ -33,9 +34,9 @@ func TestPodThatCannotPullItsImageMakesItDegraded(t *testing.T) {
 	createWebServer(t, ns, 1, "nginx:1.23.1-typo")
 	childrenExist(t, ns)
 	startPod(t, ns, "web-5d8f-x1", false, appsv1alpha1.ReasonImagePullBackOff)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
-		if err := testutil.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded)
@@ -62,7 +63,7 @@ func TestScalingUpKeepsAvailable(t *testing.T) {
 	time.Sleep(time.Second) // the new pods are created a clock second after Available turned True
 
 	patchSpec(t, ns, `{"spec":{"replicas":5}}`)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
 			return err
@@ -75,16 +76,16 @@ func TestScalingUpKeepsAvailable(t *testing.T) {
 	})
 	startPod(t, ns, "web-new-3", false, "")
 	startPod(t, ns, "web-new-4", false, "")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		if ws.Status.Replicas != 5 {
 			return fmt.Errorf("status.replicas = %d, want 5", ws.Status.Replicas)
 		}
-		return testutil.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue)
+		return await.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue)
 	})
 	for range 3 {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
-		if err := testutil.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(ws.Status.Conditions, ws.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 			t.Fatalf("while scaling from 3 to 5 with 3 serving: %v", err)
 		}
 		time.Sleep(500 * time.Millisecond)

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // TestEditsApplyCannotUndoAreRepaired renumbers by hand a port of the Service and one of the
@@ -39,7 +39,7 @@ func TestEditsApplyCannotUndoAreRepaired(t *testing.T) {
 	if err := k8s.Update(ctx, dep); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := get(t, ns, "web", &corev1.Service{}).Spec.Ports; fmt.Sprint(got) != fmt.Sprint(wantServicePorts) {
 			return fmt.Errorf("service ports %v, want %v", got, wantServicePorts)
 		}
@@ -66,7 +66,7 @@ func TestEditsApplyCannotUndoAreRepaired(t *testing.T) {
 // of that kind in ns, naming field.
 func waitRestoreLogged(t *testing.T, operatorLog func() []string, ns, kind, field string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		for _, line := range operatorLog() {
 			if strings.Contains(line, `"msg":"restored child"`) && strings.Contains(line, `"kind":"`+kind+`","child":"`+ns+`/web"`) &&
 				strings.Contains(line, `"`+field+`"`) {
@@ -109,7 +109,7 @@ func TestRepairDuringAFightNeverConflicts(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := get(t, ns, "web", &corev1.Service{}).Spec.Ports; fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("service ports %v, want %v", got, want)
 		}

@@ -18,7 +18,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 const (
@@ -30,7 +32,7 @@ const (
 func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus) error) *appsv1alpha1.WebServer {
 	t.Helper()
 	ws := &appsv1alpha1.WebServer{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
 			return err
 		}
@@ -44,9 +46,9 @@ func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus)
 func waitReason(t *testing.T, ns, condType string, status metav1.ConditionStatus, reason string) metav1.Condition {
 	t.Helper()
 	var c metav1.Condition
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
-		if err := testutil.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status); err != nil {
+		if err := await.ConditionIs(ws.Status.Conditions, ws.Generation, condType, status); err != nil {
 			return err
 		}
 		c = *meta.FindStatusCondition(ws.Status.Conditions, condType)
@@ -62,7 +64,7 @@ func waitReason(t *testing.T, ns, condType string, status metav1.ConditionStatus
 func waitTemplateImage(t *testing.T, ns, image string) *appsv1.Deployment {
 	t.Helper()
 	dep := &appsv1.Deployment{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
 			return err
 		}
@@ -133,14 +135,14 @@ func rollBack(t *testing.T, ns string) (failed, good string) {
 	failed = newRevision(t, ns, `{"spec":{"image":"`+badImage+`"}}`, good)
 	startPod(t, ns, "web-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
 	crashed := time.Now()
-	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return await.RolledBack(st, failed, good, 1) })
 	t.Logf("rolled back %s after the pod crash-looped", time.Since(crashed).Round(time.Millisecond))
 	return failed, good
 }
 
 func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "WebServer")
+	counted := testenv.Rollbacks(t, "WebServer")
 	failed, good := rollBack(t, ns)
 
 	waitTemplateImage(t, ns, goodImage)
@@ -157,13 +159,13 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	if !strings.Contains(degraded.Message, failed) || !strings.Contains(degraded.Message, good) {
 		t.Errorf("Degraded %q does not name revisions %s and %s", degraded.Message, failed, good)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
-	if got := testutil.Rollbacks(t, "WebServer"); got != counted+1 {
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	if got := testenv.Rollbacks(t, "WebServer"); got != counted+1 {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WebServer} = %v, want %v", got, counted+1)
 	}
 
 	// The Deployment controller scales the failed ReplicaSet down and the good one back up.
-	testutil.DeletePod(t, k8s, ns, "web-b-0")
+	kubesim.DeletePod(t, k8s, ns, "web-b-0")
 	markDeploymentReady(t, ns)
 	waitReason(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 	waitReason(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
@@ -172,7 +174,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 		t.Errorf("status.image %s, %d rollbacks; want %s, 1", got.Image, got.Rollout.Rollbacks, goodImage)
 	}
 	// It serves, but not the revision the spec asks for: GitOps tools must not call it healthy.
-	testutil.RequireHealth(t, k8s, ws, status.FailedStatus)
+	await.RequireHealth(t, k8s, ws, status.FailedStatus)
 }
 
 // TestRolledBackRevisionIsNotRetried checks that a rollback is final until the spec changes: the
@@ -181,7 +183,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	testutil.DeletePod(t, k8s, ns, "web-b-0")
+	kubesim.DeletePod(t, k8s, ns, "web-b-0")
 	markDeploymentReady(t, ns)
 	waitReason(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 
@@ -194,21 +196,21 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 		}, "/")
 	}
 	time.Sleep(time.Second) // the status write that the Deployment's completion causes settles
-	before, passes := versions(), testutil.Reconciles(t, "webserver")
+	before, passes := versions(), testenv.Reconciles(t, "webserver")
 	// A pod of the restored revision crash-loops as well.
 	startPod(t, ns, "web-a-2", false, appsv1alpha1.ReasonCrashLoopBackOff)
-	testutil.ChangesNothing(t, "webserver", passes, 2, before, versions)
+	testenv.ChangesNothing(t, "webserver", passes, 2, before, versions)
 	waitTemplateImage(t, ns, goodImage)
-	if err := testutil.RolledBack(get(t, ns, "web", &appsv1alpha1.WebServer{}).Status.Rollout, failed, good, 1); err != nil {
+	if err := await.RolledBack(get(t, ns, "web", &appsv1alpha1.WebServer{}).Status.Rollout, failed, good, 1); err != nil {
 		t.Error(err)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 }
 
 func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	testutil.DeletePod(t, k8s, ns, "web-b-0")
+	kubesim.DeletePod(t, k8s, ns, "web-b-0")
 
 	fixed := newRevision(t, ns, `{"spec":{"image":"nginx:1.25.3"}}`, good)
 	if fixed == failed {
@@ -232,7 +234,7 @@ func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 
 func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "WebServer")
+	counted := testenv.Rollbacks(t, "WebServer")
 	good := firstRollout(t, ns, appsv1alpha1.UpgradePolicy{AutoRollback: ptr.To(false), ProgressDeadlineSeconds: ptr.To[int32](10)})
 	bad := newRevision(t, ns, `{"spec":{"image":"`+badImage+`"}}`, good)
 	startPod(t, ns, "web-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
@@ -243,7 +245,7 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 
 	// The container stops crashing but never turns ready: the deadline names the failure.
 	setPodStatus(t, ns, "web-b-0", false, "")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		ws := get(t, ns, "web", &appsv1alpha1.WebServer{})
 		c := meta.FindStatusCondition(ws.Status.Conditions, appsv1alpha1.ConditionDegraded)
 		if c == nil || c.Reason != appsv1alpha1.ReasonProgressDeadline || !strings.Contains(c.Message, "automatic rollback is off") {
@@ -256,8 +258,8 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.UpdateRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	testutil.RequireNoRolledBackEvent(t, k8s, ns)
-	if got := testutil.Rollbacks(t, "WebServer"); got != counted {
+	await.RequireNoRolledBackEvent(t, k8s, ns)
+	if got := testenv.Rollbacks(t, "WebServer"); got != counted {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WebServer} = %v, want %v", got, counted)
 	}
 }
@@ -272,12 +274,12 @@ func TestProgressDeadlineRollsBack(t *testing.T) {
 
 	var took time.Duration
 	ws := &appsv1alpha1.WebServer{}
-	testutil.Eventually(t, 2*timeout, func(ctx context.Context) error {
+	await.Eventually(t, 2*timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, ws); err != nil {
 			return err
 		}
 		took = time.Since(start)
-		return testutil.RolledBack(ws.Status.Rollout, failed, good, 1)
+		return await.RolledBack(ws.Status.Rollout, failed, good, 1)
 	})
 	t.Logf("rolled back %s after the spec change, with a deadline of 10s", took.Round(10*time.Millisecond))
 	// The deadline counts from the second after the one the status keeps: never early, at most a
@@ -301,10 +303,10 @@ func TestFailedPortChangeRollsBackTheConfig(t *testing.T) {
 	failed := newRevision(t, ns, `{"spec":{"port":9000}}`, good)
 	nginxConfig(t, ns, 9000)
 	startPod(t, ns, "web-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
-	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return await.RolledBack(st, failed, good, 1) })
 
 	nginxConfig(t, ns, 8080)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		dep := get(t, ns, "web", &appsv1.Deployment{})
 		port := dep.Spec.Template.Spec.Containers[0].Ports[0]
 		if port.Name != "http" || port.ContainerPort != 8080 || dep.Spec.Template.Annotations[resources.ConfigHashAnnotation] != goodHash {

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // TestNamespaceBeingDeletedIsLeftAlone deletes a namespace that holds a WebServer and a PodSet.
@@ -40,7 +40,7 @@ func TestNamespaceBeingDeletedIsLeftAlone(t *testing.T) {
 	}
 	dep, svc := childrenExist(t, ns)
 	pods := &corev1.PodList{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(ps.SelectorLabels())); err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func TestNamespaceBeingDeletedIsLeftAlone(t *testing.T) {
 	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if phase := get(t, "", ns, &corev1.Namespace{}).Status.Phase; phase != corev1.NamespaceTerminating {
 			return fmt.Errorf("namespace is %s", phase)
 		}
@@ -65,7 +65,7 @@ func TestNamespaceBeingDeletedIsLeftAlone(t *testing.T) {
 	})
 	refused := func() int { return testenv.RequestsAnswered(http.StatusForbidden, "/namespaces/"+ns+"/") }
 	deleteObject(t, svc)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if refused() == 0 {
 			return errors.New("the operator has not tried to make the Service again")
 		}
@@ -73,12 +73,12 @@ func TestNamespaceBeingDeletedIsLeftAlone(t *testing.T) {
 	})
 
 	// More passes of both controllers: the other children go, and a person edits the WebServer.
-	passes := testutil.Reconciles(t, "webserver") + testutil.Reconciles(t, "podset")
+	passes := testenv.Reconciles(t, "webserver") + testenv.Reconciles(t, "podset")
 	deleteObject(t, dep)
 	deleteObject(t, &pods.Items[0])
 	patchSpec(t, ns, `{"spec":{"replicas":2}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
-		if now := testutil.Reconciles(t, "webserver") + testutil.Reconciles(t, "podset"); now < passes+3 {
+	await.Eventually(t, timeout, func(context.Context) error {
+		if now := testenv.Reconciles(t, "webserver") + testenv.Reconciles(t, "podset"); now < passes+3 {
 			return fmt.Errorf("%v passes since the first refusal, want 3", now-passes)
 		}
 		return nil

@@ -3,7 +3,6 @@ package wordpress_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,22 +16,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/admission"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
 // newNamespace gives each test a namespace of its own.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	return testutil.NewNamespace(t, k8s, "wp")
+	return testcluster.NewNamespace(t, k8s, "wp")
 }
 
 // createWordPress creates the WordPress blog, by default with a MySQL of its own.
@@ -88,7 +82,7 @@ func runMySQL(t *testing.T, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
 	sts := &appsv1.StatefulSet{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, name, sts) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, name, sts) })
 	tmpl := sts.Spec.VolumeClaimTemplates[0]
 	claimName := tmpl.Name + "-" + name + "-0"
 	pvc := &corev1.PersistentVolumeClaim{
@@ -98,7 +92,7 @@ func runMySQL(t *testing.T, ns, name string) {
 	if err := k8s.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := exists(ctx, ns, claimName, pvc); err != nil {
 			return err
@@ -106,7 +100,7 @@ func runMySQL(t *testing.T, ns, name string) {
 		pvc.Status.Phase = corev1.ClaimBound
 		return k8s.Status().Update(ctx, pvc)
 	})
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := exists(ctx, ns, name, sts); err != nil {
 			return err
@@ -124,7 +118,7 @@ func runMySQL(t *testing.T, ns, name string) {
 // current template is available.
 func markDeploymentReady(t *testing.T, ns string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := exists(ctx, ns, "blog", dep); err != nil {
 			return err
@@ -142,11 +136,11 @@ func markDeploymentReady(t *testing.T, ns string) {
 func waitWordPress(t *testing.T, ns, condType string, status metav1.ConditionStatus, reason string) *appsv1alpha1.WordPress {
 	t.Helper()
 	wp := &appsv1alpha1.WordPress{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, "blog", wp); err != nil {
 			return err
 		}
-		if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, condType, status); err != nil {
+		if err := await.ConditionIs(wp.Status.Conditions, wp.Generation, condType, status); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(wp.Status.Conditions, condType); reason != "" && c.Reason != reason {
@@ -183,7 +177,7 @@ func TestZeroSpecTakesTheDefaults(t *testing.T) {
 	if wp.Spec.Database.MySQL == nil || wp.Spec.Storage.Size.String() != "1Gi" || wp.Spec.Database.MySQL.Storage.Size.String() != "10Gi" {
 		t.Errorf("created spec = %+v, want a MySQL of its own, 1Gi for wp-content and 10Gi for the database", wp.Spec)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return exists(ctx, ns, "blog-mysql", &appsv1alpha1.MySQL{})
 	})
 }
@@ -191,7 +185,7 @@ func TestZeroSpecTakesTheDefaults(t *testing.T) {
 func TestContentClaimFollowsDeletionPolicy(t *testing.T) {
 	ns := newNamespace(t)
 	wp := createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) { wp.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete })
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := exists(ctx, ns, "blog-content", pvc); err != nil {
 			return err
@@ -202,7 +196,7 @@ func TestContentClaimFollowsDeletionPolicy(t *testing.T) {
 		return nil
 	})
 	patchSpec(t, ns, `{"spec":{"deletionPolicy":"Retain"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if refs := get(t, ns, "blog-content", &corev1.PersistentVolumeClaim{}).OwnerReferences; len(refs) != 0 {
 			return fmt.Errorf("with the Retain policy the claim has owners %+v, want none", refs)
 		}
@@ -215,7 +209,7 @@ func TestDeletedChildrenAreRecreated(t *testing.T) {
 	createWordPress(t, ns, nil)
 	runMySQL(t, ns, "blog-mysql")
 	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, "blog", dep); err != nil {
 			return err
 		}
@@ -226,7 +220,7 @@ func TestDeletedChildrenAreRecreated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		newDep, newSvc := &appsv1.Deployment{}, &corev1.Service{}
 		if err := exists(ctx, ns, "blog", newDep); err != nil {
 			return err
@@ -245,7 +239,7 @@ func TestIdleWordPressMakesNoWrites(t *testing.T) {
 	ns := newNamespace(t)
 	createWordPress(t, ns, nil)
 	runMySQL(t, ns, "blog-mysql")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
 	markDeploymentReady(t, ns)
 	waitWordPress(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
 
@@ -260,22 +254,22 @@ func TestIdleWordPressMakesNoWrites(t *testing.T) {
 			get(t, ns, "blog-mysql", &appsv1.StatefulSet{}).ResourceVersion,
 		}, "/")
 	}
-	testutil.RequireUnchanged(t, "an idle WordPress's objects", versions)
+	await.RequireUnchanged(t, "an idle WordPress's objects", versions)
 }
 
 func TestInvalidSpecsAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidSpecsRejected(t, k8s, ns, "WordPress")
+	admission.RequireInvalidSpecsRejected(t, k8s, ns, "WordPress")
 }
 
 func TestInvalidUpdatesAreRejected(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireInvalidUpdatesRejected(t, k8s, ns, "WordPress")
+	admission.RequireInvalidUpdatesRejected(t, k8s, ns, "WordPress")
 }
 
 func TestValidUpdatesAreAccepted(t *testing.T) {
 	ns := newNamespace(t)
-	testutil.RequireValidUpdatesAccepted(t, k8s, ns, "WordPress")
+	admission.RequireValidUpdatesAccepted(t, k8s, ns, "WordPress")
 }
 
 func TestStorageIsImmutable(t *testing.T) {

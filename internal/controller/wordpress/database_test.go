@@ -16,7 +16,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
@@ -24,7 +24,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 	wp := createWordPress(t, ns, nil)
 
 	db := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
 	if owner := metav1.GetControllerOf(db); owner == nil || owner.UID != wp.UID || owner.Kind != "WordPress" {
 		t.Errorf("MySQL owner = %+v, want the WordPress", owner)
 	}
@@ -32,7 +32,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 		t.Errorf("MySQL database/user/image = %q/%q/%q", db.Spec.Database, db.Spec.User, db.Spec.Image)
 	}
 	got := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonWaitingForDatabase)
-	if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
 		t.Error(err)
 	}
 	if got.Status.URL != "http://blog."+ns+".svc" {
@@ -41,7 +41,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 
 	// Everything but the Deployment is there while the database starts.
 	pvc, svc, salts := &corev1.PersistentVolumeClaim{}, &corev1.Service{}, &corev1.Secret{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, "blog-content", pvc); err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 	// The MySQL becoming Available is the only trigger the site needs.
 	runMySQL(t, ns, "blog-mysql")
 	dep := &appsv1.Deployment{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
 	if owner := metav1.GetControllerOf(dep); owner == nil || owner.UID != wp.UID {
 		t.Errorf("Deployment owner = %+v, want the WordPress", owner)
 	}
@@ -112,7 +112,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 		appsv1alpha1.ConditionProgressing:   metav1.ConditionFalse,
 		appsv1alpha1.ConditionDegraded:      metav1.ConditionFalse,
 	} {
-		if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, condType, status); err != nil {
+		if err := await.ConditionIs(got.Status.Conditions, got.Generation, condType, status); err != nil {
 			t.Error(err)
 		}
 	}
@@ -122,7 +122,7 @@ func TestSiteStartsOnceItsOwnMySQLIsAvailable(t *testing.T) {
 
 	// A new image rolls the site; the salts stay, or every user would be logged out.
 	patchSpec(t, ns, `{"spec":{"image":"wordpress:6.8.2-php8.3-apache"}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if image := get(t, ns, "blog", &appsv1.Deployment{}).Spec.Template.Spec.Containers[0].Image; image != "wordpress:6.8.2-php8.3-apache" {
 			return fmt.Errorf("deployment image = %s", image)
 		}
@@ -155,7 +155,7 @@ func TestMySQLRefToAMissingMySQL(t *testing.T) {
 	createMySQL(t, ns, "shared", "blog", "blog")
 	runMySQL(t, ns, "shared")
 	dep := &appsv1.Deployment{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 		if e.Name == "WORDPRESS_DB_PASSWORD" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "shared-credentials") {
 			t.Errorf("env %s = %+v, want the password of shared-credentials", e.Name, e)
@@ -190,7 +190,7 @@ func TestMySQLRefToAMySQLWithItsOwnSecret(t *testing.T) {
 		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "shared"}}
 	})
 	dep := &appsv1.Deployment{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", dep) })
 	env := map[string]corev1.EnvVar{}
 	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e
@@ -214,7 +214,7 @@ func TestMySQLRefWithoutDatabaseOrUser(t *testing.T) {
 		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "bare"}}
 	})
 	wp := waitWordPress(t, ns, appsv1alpha1.ConditionDatabaseReady, metav1.ConditionFalse, appsv1alpha1.ReasonDatabaseMisconfigured)
-	if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 		t.Error(err)
 	}
 	if msg := conditionMessage(wp, appsv1alpha1.ConditionDatabaseReady); !strings.Contains(msg, "spec.database") || !strings.Contains(msg, "spec.user") {
@@ -229,7 +229,7 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 		wp.Spec.Database.MySQL.Config = []string{"max_connections=50"}
 	})
 	db := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
 
 	// A hand edit, as kubectl makes it: a patch, which the MySQL's own status writes cannot conflict with.
 	before := db.DeepCopy()
@@ -238,7 +238,7 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 	if err := k8s.Patch(context.Background(), db, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		got := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})
 		if len(got.Spec.Config) != 1 || got.Spec.Config[0] != "max_connections=50" || got.Spec.DeletionPolicy != appsv1alpha1.DeletionPolicyRetain {
 			return fmt.Errorf("MySQL spec not restored: config %q deletionPolicy %s", got.Spec.Config, got.Spec.DeletionPolicy)
@@ -248,7 +248,7 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 
 	// The WordPress's own spec change reaches its MySQL.
 	patchSpec(t, ns, `{"spec":{"database":{"mysql":{"config":["max_connections=80"]}}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if got := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{}); len(got.Spec.Config) != 1 || got.Spec.Config[0] != "max_connections=80" {
 			return fmt.Errorf("MySQL config = %q", got.Spec.Config)
 		}
@@ -258,7 +258,7 @@ func TestOwnedMySQLIsKeptAsSpecified(t *testing.T) {
 	if err := k8s.Delete(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		back := &appsv1alpha1.MySQL{}
 		if err := exists(ctx, ns, "blog-mysql", back); err != nil {
 			return err
@@ -280,7 +280,7 @@ func TestAnotherMySQLOfTheSameNameIsLeftAlone(t *testing.T) {
 	if msg := conditionMessage(wp, appsv1alpha1.ConditionDatabaseReady); !strings.Contains(msg, "blog-mysql") || !strings.Contains(msg, "spec.database.mysqlRef") {
 		t.Errorf("DatabaseReady message = %q, want it to name the MySQL and spec.database.mysqlRef", msg)
 	}
-	if err := testutil.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
+	if err := await.ConditionIs(wp.Status.Conditions, wp.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
 		t.Error(err)
 	}
 	time.Sleep(time.Second)
@@ -301,7 +301,7 @@ func TestOwnedMySQLLosesWhatTheSpecNoLongerSets(t *testing.T) {
 		wp.Spec.Database.MySQL.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 		wp.Spec.Database.MySQL.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	})
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		db := &appsv1alpha1.MySQL{}
 		if err := exists(ctx, ns, "blog-mysql", db); err != nil {
 			return err
@@ -315,7 +315,7 @@ func TestOwnedMySQLLosesWhatTheSpecNoLongerSets(t *testing.T) {
 
 	patchSpec(t, ns, `{"spec":{"database":{"mysql":{"nodeSelector":null,"config":null,"resources":null,`+
 		`"tolerations":[{"key":"dedicated","operator":"Exists"}]}}}}`)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		db := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})
 		if len(db.Spec.NodeSelector) != 0 || len(db.Spec.Config) != 0 || len(db.Spec.Resources.Limits) != 0 ||
 			len(db.Spec.Tolerations) != 1 || db.Spec.Tolerations[0].Effect != "" {

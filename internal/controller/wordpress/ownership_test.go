@@ -9,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 // TestASiteAndItsDatabaseOfTheSameNameDoNotFight checks that a WordPress on a MySQL of its own
@@ -19,11 +20,11 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 	createMySQL(t, ns, "blog", "wordpress", "wordpress")
 	runMySQL(t, ns, "blog")
 	db := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, "blog", db); err != nil {
 			return err
 		}
-		return testutil.ConditionIs(db.Status.Conditions, db.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
+		return await.ConditionIs(db.Status.Conditions, db.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	})
 	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) {
 		wp.Spec.Database = appsv1alpha1.WordPressDatabase{MySQLRef: &appsv1alpha1.LocalObjectReference{Name: "blog"}}
@@ -33,9 +34,9 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 	if msg := conditionMessage(wp, appsv1alpha1.ConditionDegraded); !strings.Contains(msg, "Service blog") || !strings.Contains(msg, "MySQL blog") {
 		t.Errorf("Degraded message %q does not name the Service and the MySQL that controls it", msg)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
-	passes := testutil.SettledReconciles(t, "wordpress")
-	testutil.RequireUnchanged(t, "the Service, the MySQL and the WordPress", func() string {
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventNameConflict)
+	passes := testenv.SettledReconciles(t, "wordpress")
+	await.RequireUnchanged(t, "the Service, the MySQL and the WordPress", func() string {
 		svc := get(t, ns, "blog", &corev1.Service{})
 		if !metav1.IsControlledBy(svc, db) {
 			t.Fatalf("the MySQL's Service is controlled by %v", metav1.GetControllerOf(svc))
@@ -44,7 +45,7 @@ func TestASiteAndItsDatabaseOfTheSameNameDoNotFight(t *testing.T) {
 			get(t, ns, "blog", &appsv1alpha1.WordPress{}).ResourceVersion
 	})
 	// The Service's deletion would start a pass: nothing retries in the meantime.
-	if after := testutil.Reconciles(t, "wordpress"); after != passes {
+	if after := testenv.Reconciles(t, "wordpress"); after != passes {
 		t.Errorf("%v WordPress passes while it waited for the Service's name, want none", after-passes)
 	}
 }

@@ -19,8 +19,9 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 func s3Storage() appsv1alpha1.BackupStorage {
@@ -45,10 +46,10 @@ func storeDatabaseBackup(t *testing.T, ns, name string) {
 		t.Fatal(err)
 	}
 	key := "prod/" + ns + "/old-mysql/" + name
-	testutil.FinishJob(t, k8s, waitJob(t, ns, b.JobName()), backupresources.DumpContainer, backup.Result{
+	kubesim.FinishJob(t, k8s, waitJob(t, ns, b.JobName()), backupresources.DumpContainer, backup.Result{
 		Key: key, Artifact: backup.ArtifactKey(key, false), Size: 4096, SHA256: "ab12", ServerVersion: "8.4.6", Databases: 1, Tables: 12,
 	}, true)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, name, b); err != nil {
 			return err
 		}
@@ -70,7 +71,7 @@ func createRestorePoint(t *testing.T, ns, name string) {
 	if err := k8s.Create(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, name, b); err != nil {
 			return err
 		}
@@ -96,7 +97,7 @@ func createRestorePoint(t *testing.T, ns, name string) {
 func waitJob(t *testing.T, ns, name string) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, name, job) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, name, job) })
 	return job
 }
 
@@ -104,7 +105,7 @@ func waitJob(t *testing.T, ns, name string) *batchv1.Job {
 // holds note.
 func wantWordPressEvent(t *testing.T, ns, eventType, reason, note string) {
 	t.Helper()
-	testutil.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
+	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
 		for _, e := range events {
 			if e.Regarding.Kind == "WordPress" && e.Type == eventType && e.Reason == reason && strings.Contains(e.Note, note) {
 				return nil
@@ -124,7 +125,7 @@ func TestSiteStartsFromARestorePoint(t *testing.T) {
 
 	// The site's own MySQL loads the restore point's database.
 	db := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
 	if r := db.Spec.Restore; r == nil || r.BackupName != "monday-db" {
 		t.Errorf("MySQL spec.restore = %+v, want the MySQLBackup monday-db", r)
 	}
@@ -154,7 +155,7 @@ func TestSiteStartsFromARestorePoint(t *testing.T) {
 		c.Status != metav1.ConditionTrue || c.Reason != appsv1alpha1.ReasonRestoring {
 		t.Errorf("Progressing = %+v, want True Restoring", c)
 	}
-	if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse); err != nil {
 		t.Error(err)
 	}
 	if got.Status.Restore == nil || got.Status.Restore.CompletionTime != nil {
@@ -162,10 +163,10 @@ func TestSiteStartsFromARestorePoint(t *testing.T) {
 	}
 	noDeployment(t, ns)
 
-	testutil.FinishJob(t, k8s, job, backupresources.ExtractContainer, backup.Result{Key: "prod/" + ns + "/old/monday"}, true)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
+	kubesim.FinishJob(t, k8s, job, backupresources.ExtractContainer, backup.Result{Key: "prod/" + ns + "/old/monday"}, true)
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
 	// The status is written at the end of the pass that created the Deployment.
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		got = get(t, ns, "blog", &appsv1alpha1.WordPress{})
 		if r := got.Status.Restore; r == nil || r.CompletionTime == nil || r.Source != "WordPressBackup monday" {
 			return fmt.Errorf("status.restore = %+v, want WordPressBackup monday, complete", r)
@@ -181,7 +182,7 @@ func TestSiteStartsFromARestorePoint(t *testing.T) {
 	// A pass that follows the deletion, as a restarted operator's first pass would, reads only
 	// status.restore.
 	patchSpec(t, ns, `{"spec":{"replicas":0}}`)
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		wp := &appsv1alpha1.WordPress{}
 		if err := exists(ctx, ns, "blog", wp); err != nil {
 			return err
@@ -206,7 +207,7 @@ func TestRestoreWaitsForItsRestorePoint(t *testing.T) {
 	if msg := conditionMessage(got, appsv1alpha1.ConditionDegraded); !strings.Contains(msg, "spec.restore.backupName") || !strings.Contains(msg, "monday") {
 		t.Errorf("Degraded message = %q, want it to name spec.restore.backupName and the WordPressBackup", msg)
 	}
-	if err := testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
+	if err := await.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse); err != nil {
 		t.Error(err)
 	}
 	wantWordPressEvent(t, ns, "Warning", appsv1alpha1.ReasonRestoreSourceNotReady, "spec.restore.backupName")
@@ -218,7 +219,7 @@ func TestRestoreWaitsForItsRestorePoint(t *testing.T) {
 	waitWordPress(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionFalse, "")
 
 	// A Job that fails says why, and is made again once deleted.
-	testutil.FinishJob(t, k8s, job, backupresources.ExtractContainer, backup.Result{Error: "storage: access denied"}, false)
+	kubesim.FinishJob(t, k8s, job, backupresources.ExtractContainer, backup.Result{Error: "storage: access denied"}, false)
 	got = waitWordPress(t, ns, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady)
 	if msg := conditionMessage(got, appsv1alpha1.ConditionDegraded); !strings.Contains(msg, "access denied") || !strings.Contains(msg, "blog-restore") {
 		t.Errorf("Degraded message = %q, want the Job's failure", msg)
@@ -228,7 +229,7 @@ func TestRestoreWaitsForItsRestorePoint(t *testing.T) {
 	if err := k8s.Delete(context.Background(), job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		again := &batchv1.Job{}
 		if err := exists(ctx, ns, "blog-restore", again); err != nil {
 			return err

@@ -11,14 +11,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // stopMySQL does what the StatefulSet controller would once the one member of the MySQL name is
 // no longer ready.
 func stopMySQL(t *testing.T, ns, name string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := exists(ctx, ns, name, sts); err != nil {
 			return err
@@ -66,7 +66,7 @@ func TestOwnMySQLKeepsItsOwnUpgradePolicy(t *testing.T) {
 		wp.Spec.Database.MySQL.Upgrade = appsv1alpha1.UpgradePolicy{ProgressDeadlineSeconds: ptr.To[int32](900)}
 	})
 	db := &appsv1alpha1.MySQL{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog-mysql", db) })
 	if got := db.Spec.Upgrade; got.Deadline() != 900 || !got.RollsBack() {
 		t.Errorf("the MySQL's upgrade policy is %+v, want a deadline of 900s and automatic rollback", got)
 	}

@@ -14,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 const (
@@ -26,19 +28,19 @@ const (
 // site's Deployment as it stands and gives it a status, ready or waiting for waitingReason.
 func startPod(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.StartPod(t, k8s, get(t, ns, "blog", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
+	kubesim.StartPod(t, k8s, get(t, ns, "blog", &appsv1.Deployment{}), name, ready, waitingReason, timeout)
 }
 
 func setPodStatus(t *testing.T, ns, name string, ready bool, waitingReason string) {
 	t.Helper()
-	testutil.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
+	kubesim.SetPodStatus(t, k8s, ns, name, ready, waitingReason, timeout)
 }
 
 // waitRollout waits until check accepts the site's rollout status and returns the WordPress.
 func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus) error) *appsv1alpha1.WordPress {
 	t.Helper()
 	wp := &appsv1alpha1.WordPress{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, "blog", wp); err != nil {
 			return err
 		}
@@ -50,7 +52,7 @@ func waitRollout(t *testing.T, ns string, check func(appsv1alpha1.RolloutStatus)
 // waitTemplateImage waits until the Deployment's pod template runs image.
 func waitTemplateImage(t *testing.T, ns, image string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := exists(ctx, ns, "blog", dep); err != nil {
 			return err
@@ -69,7 +71,7 @@ func firstRollout(t *testing.T, ns string, policy appsv1alpha1.UpgradePolicy) st
 	t.Helper()
 	createWordPress(t, ns, func(wp *appsv1alpha1.WordPress) { wp.Spec.Upgrade = policy })
 	runMySQL(t, ns, "blog-mysql")
-	testutil.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
+	await.Eventually(t, timeout, func(ctx context.Context) error { return exists(ctx, ns, "blog", &appsv1.Deployment{}) })
 	startPod(t, ns, "blog-a-0", true, "")
 	markDeploymentReady(t, ns)
 	wp := waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error {
@@ -102,14 +104,14 @@ func rollBack(t *testing.T, ns string) (failed, good string) {
 	failed = newRevision(t, ns, `{"spec":{"image":"`+badImage+`","resources":{"limits":{"memory":"256Mi"}}}}`, good)
 	startPod(t, ns, "blog-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
 	crashed := time.Now()
-	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return testutil.RolledBack(st, failed, good, 1) })
+	waitRollout(t, ns, func(st appsv1alpha1.RolloutStatus) error { return await.RolledBack(st, failed, good, 1) })
 	t.Logf("rolled back %s after the pod crash-looped", time.Since(crashed).Round(time.Millisecond))
 	return failed, good
 }
 
 func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "WordPress")
+	counted := testenv.Rollbacks(t, "WordPress")
 	failed, good := rollBack(t, ns)
 	db := get(t, ns, "blog-mysql", &appsv1alpha1.MySQL{})
 
@@ -128,13 +130,13 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 	if msg := conditionMessage(wp, appsv1alpha1.ConditionDegraded); !strings.Contains(msg, failed) || !strings.Contains(msg, good) {
 		t.Errorf("Degraded %q does not name revisions %s and %s", msg, failed, good)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
-	if got := testutil.Rollbacks(t, "WordPress"); got != counted+1 {
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	if got := testenv.Rollbacks(t, "WordPress"); got != counted+1 {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WordPress} = %v, want %v", got, counted+1)
 	}
 
 	// The Deployment controller replaces the failed pod with one of the good template.
-	testutil.DeletePod(t, k8s, ns, "blog-b-0")
+	kubesim.DeletePod(t, k8s, ns, "blog-b-0")
 	markDeploymentReady(t, ns)
 	waitWordPress(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 	waitWordPress(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue, "")
@@ -154,7 +156,7 @@ func TestCrashLoopingRevisionIsRolledBack(t *testing.T) {
 func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	testutil.DeletePod(t, k8s, ns, "blog-b-0")
+	kubesim.DeletePod(t, k8s, ns, "blog-b-0")
 	markDeploymentReady(t, ns)
 	waitWordPress(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse, appsv1alpha1.ReasonRolledBack)
 
@@ -167,21 +169,21 @@ func TestRolledBackRevisionIsNotRetried(t *testing.T) {
 		}, "/")
 	}
 	time.Sleep(time.Second) // the status write that the Deployment's completion causes settles
-	before, passes := versions(), testutil.Reconciles(t, "wordpress")
+	before, passes := versions(), testenv.Reconciles(t, "wordpress")
 	// A pod of the restored revision crash-loops as well.
 	startPod(t, ns, "blog-a-1", false, appsv1alpha1.ReasonCrashLoopBackOff)
-	testutil.ChangesNothing(t, "wordpress", passes, 2, before, versions)
+	testenv.ChangesNothing(t, "wordpress", passes, 2, before, versions)
 	waitTemplateImage(t, ns, goodImage)
-	if err := testutil.RolledBack(get(t, ns, "blog", &appsv1alpha1.WordPress{}).Status.Rollout, failed, good, 1); err != nil {
+	if err := await.RolledBack(get(t, ns, "blog", &appsv1alpha1.WordPress{}).Status.Rollout, failed, good, 1); err != nil {
 		t.Error(err)
 	}
-	testutil.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
+	await.WantRolledBackEvent(t, k8s, ns, timeout, failed, good)
 }
 
 func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 	ns := newNamespace(t)
 	failed, good := rollBack(t, ns)
-	testutil.DeletePod(t, k8s, ns, "blog-b-0")
+	kubesim.DeletePod(t, k8s, ns, "blog-b-0")
 
 	fixed := newRevision(t, ns, `{"spec":{"image":"wordpress:6.9.1-php8.3-apache"}}`, good)
 	if fixed == failed {
@@ -205,7 +207,7 @@ func TestSpecChangeAfterRollbackTriesTheNewRevision(t *testing.T) {
 
 func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	ns := newNamespace(t)
-	counted := testutil.Rollbacks(t, "WordPress")
+	counted := testenv.Rollbacks(t, "WordPress")
 	good := firstRollout(t, ns, appsv1alpha1.UpgradePolicy{AutoRollback: ptr.To(false)})
 	bad := newRevision(t, ns, `{"spec":{"image":"`+badImage+`"}}`, good)
 	startPod(t, ns, "blog-b-0", false, appsv1alpha1.ReasonCrashLoopBackOff)
@@ -219,8 +221,8 @@ func TestFailedRevisionStaysWithoutAutoRollback(t *testing.T) {
 	if st.Failed != nil || st.Rollbacks != 0 || st.CurrentRevision != bad || st.LastGood.Name != good {
 		t.Errorf("rollout %+v, want revision %s applied and %s the last good one", st, bad, good)
 	}
-	testutil.RequireNoRolledBackEvent(t, k8s, ns)
-	if got := testutil.Rollbacks(t, "WordPress"); got != counted {
+	await.RequireNoRolledBackEvent(t, k8s, ns)
+	if got := testenv.Rollbacks(t, "WordPress"); got != counted {
 		t.Errorf("appkeeper_rollouts_rolled_back_total{kind=WordPress} = %v, want %v", got, counted)
 	}
 }
@@ -235,12 +237,12 @@ func TestProgressDeadlineRollsBack(t *testing.T) {
 
 	var took time.Duration
 	wp := &appsv1alpha1.WordPress{}
-	testutil.Eventually(t, 2*timeout, func(ctx context.Context) error {
+	await.Eventually(t, 2*timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog"}, wp); err != nil {
 			return err
 		}
 		took = time.Since(start)
-		return testutil.RolledBack(wp.Status.Rollout, failed, good, 1)
+		return await.RolledBack(wp.Status.Rollout, failed, good, 1)
 	})
 	t.Logf("rolled back %s after the spec change, with a deadline of 10s", took.Round(10*time.Millisecond))
 	// The deadline counts from the second after the one the status keeps: never early, at most a

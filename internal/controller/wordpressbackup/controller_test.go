@@ -15,13 +15,15 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/backuptest"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
 	wp := backuptest.RunningSite(t, k8s, ns, timeout)
 
@@ -50,8 +52,8 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 	if db.Spec.MySQLName != "blog-mysql" || db.Spec.Storage == nil {
 		t.Errorf("database backup spec = %+v", db.Spec)
 	}
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), resources.DumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
-	testutil.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "launch-db-backup", timeout), resources.DumpContainer, backuptest.DumpResult("prod/"+ns+"/blog-mysql/launch-db"), true)
+	kubesim.FinishJob(t, k8s, content, resources.ArchiveContainer, backup.Result{Key: "prod/" + ns + "/blog/launch", Size: 2048, SHA256: "cd34", Files: 12, Bytes: 40960}, true)
 
 	got := backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionTrue, timeout)
 	if got.Status.Phase != appsv1alpha1.BackupSucceeded || got.Status.DatabaseBackup != "launch-db" || got.Status.Content == nil ||
@@ -59,7 +61,7 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 		t.Errorf("status = %+v", got.Status)
 	}
 	// Its pod, even completed, would keep the site's volume from being deleted.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(content), &batchv1.Job{})
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the finished archive Job is still there (%w)", err)
@@ -69,7 +71,7 @@ func TestWordPressRestorePointHoldsDatabaseAndContent(t *testing.T) {
 }
 
 func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {
-	ns := testutil.NewNamespace(t, k8s, "bak")
+	ns := testcluster.NewNamespace(t, k8s, "bak")
 	ctx := context.Background()
 	wp := &appsv1alpha1.WordPress{
 		ObjectMeta: metav1.ObjectMeta{Name: "blog", Namespace: ns},
@@ -85,10 +87,10 @@ func TestWordPressRestorePointFailsWithEitherHalf(t *testing.T) {
 	if err := k8s.Create(ctx, point); err != nil {
 		t.Fatal(err)
 	}
-	testutil.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
+	kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, "broken-content", timeout), resources.ArchiveContainer, backup.Result{Error: "storage: access denied"}, false)
 	got := backuptest.WaitRestorePoint(t, k8s, point, metav1.ConditionFalse, timeout)
 	if got.Status.Phase != appsv1alpha1.BackupFailed || !strings.Contains(got.Status.Conditions[0].Message, "access denied") {
 		t.Errorf("status = %+v", got.Status)
 	}
-	testutil.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupFailed)
+	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.ReasonBackupFailed)
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,21 +19,17 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
-	"github.com/appkeeper/appkeeper/internal/testenv"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(testenv.RunWithOperator(m, &k8s))
-}
 
 const timeout = 60 * time.Second
 
 func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testing.T) {
 	operatorLog := testenv.CaptureLog(t)
-	ns := testutil.NewNamespace(t, k8s, "late")
+	ns := testcluster.NewNamespace(t, k8s, "late")
 	monitoring := appsv1alpha1.Monitoring{Enabled: true}
 	web := &appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: appsv1alpha1.WebServerSpec{Image: "nginx:1.27.4", Monitoring: monitoring}}
@@ -48,7 +43,7 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 		}
 	}
 	// The passes without the kind are over once the children are there.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(plain), &appsv1.Deployment{}); err != nil {
 			return err
 		}
@@ -65,7 +60,7 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 	if err := k8s.Delete(context.Background(), crd); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if countLogged(operatorLog, "prometheus-operator's PodMonitor CRD is deleted: ") != 1 {
 			return errors.New("the operator has not said that the PodMonitor CRD is deleted")
 		}
@@ -78,7 +73,7 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 	if err := k8s.Create(context.Background(), later); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(later), &appsv1.Deployment{})
 	})
 
@@ -91,7 +86,7 @@ func TestPodMonitorsComeWithPrometheusOperatorInstalledAfterTheOperator(t *testi
 // server has it.
 func installPodMonitorCRD(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	typed, err := testutil.PrometheusOperatorCRD("podmonitors")
+	typed, err := testcluster.PrometheusOperatorCRD("podmonitors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,19 +98,19 @@ func installPodMonitorCRD(t *testing.T) *unstructured.Unstructured {
 	crd.SetAPIVersion("apiextensions.k8s.io/v1")
 	crd.SetKind("CustomResourceDefinition")
 	// A CRD being deleted still holds its name until its custom resources are gone.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Create(ctx, crd.DeepCopy())
 	})
 	return crd
 }
 
 // requirePodMonitors waits until every owner has its PodMonitor and logs how long that took.
-func requirePodMonitors(t *testing.T, when string, owners ...testutil.Selecting) {
+func requirePodMonitors(t *testing.T, when string, owners ...inspect.Selecting) {
 	t.Helper()
 	start := time.Now()
 	for _, owner := range owners {
-		testutil.Eventually(t, timeout, func(ctx context.Context) error {
-			return testutil.PodMonitorProblem(ctx, k8s, owner)
+		await.Eventually(t, timeout, func(ctx context.Context) error {
+			return inspect.PodMonitorProblem(ctx, k8s, owner)
 		})
 	}
 	t.Logf("PodMonitor CRD %s: every monitored resource had its PodMonitor %v after the CRD was created",

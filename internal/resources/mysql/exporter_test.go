@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 func TestExporter(t *testing.T) {
@@ -49,7 +49,7 @@ func TestExporter(t *testing.T) {
 }
 
 func TestExporterAccountSecret(t *testing.T) {
-	s := testutil.Decode[corev1.Secret](t, ExporterAccountSecret(mysql(nil), []byte("pw")))
+	s := inspect.Decode[corev1.Secret](t, ExporterAccountSecret(mysql(nil), []byte("pw")))
 	want := "[client]\nuser=appkeeper_exporter\npassword=pw\nhost=127.0.0.1\nport=3306\n"
 	if s.Name != "db-exporter-account" || string(s.Data[".my.cnf"]) != want || len(s.OwnerReferences) != 1 {
 		t.Errorf("name/.my.cnf/owners = %s/%q/%v", s.Name, s.Data[".my.cnf"], s.OwnerReferences)

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // mariaDB is a MariaDB server from the distribution's packages (the same client protocol and
@@ -33,7 +33,7 @@ func newMariaDB(t *testing.T) *mariaDB {
 		t.Skip("mariadbd is not installed; `make test` installs it")
 	}
 	dir := t.TempDir()
-	m := &mariaDB{data: filepath.Join(dir, "data"), socket: filepath.Join(dir, "mysqld.sock"), port: testutil.FreePort(t)}
+	m := &mariaDB{data: filepath.Join(dir, "data"), socket: filepath.Join(dir, "mysqld.sock"), port: testcluster.FreePort(t)}
 	install := exec.Command("mariadb-install-db", "--no-defaults", "--user="+currentUser(), "--datadir="+m.data,
 		"--auth-root-authentication-method=normal", "--skip-test-db")
 	if out, err := install.CombinedOutput(); err != nil {

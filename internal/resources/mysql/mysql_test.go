@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 func mysql(mutate func(*appsv1alpha1.MySQL)) *appsv1alpha1.MySQL {
@@ -124,7 +124,7 @@ func TestStatefulSet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, testutil.Decode[appsv1.StatefulSet](t, StatefulSet(tt.m, nil)))
+			tt.check(t, inspect.Decode[appsv1.StatefulSet](t, StatefulSet(tt.m, nil)))
 		})
 	}
 }
@@ -141,7 +141,7 @@ func TestConfig(t *testing.T) {
 	if ConfigHash(plain) == ConfigHash(tuned) {
 		t.Error("a config change keeps the hash: the pod would not restart with it")
 	}
-	cm := testutil.Decode[corev1.ConfigMap](t, ConfigMap(mysql(nil)))
+	cm := inspect.Decode[corev1.ConfigMap](t, ConfigMap(mysql(nil)))
 	if cm.Name != "db-config" || cm.Data[configFile] != plain || cm.OwnerReferences[0].Kind != "MySQL" {
 		t.Errorf("ConfigMap = %+v", cm)
 	}
@@ -158,7 +158,7 @@ func TestSecret(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.policy), func(t *testing.T) {
 			m := mysql(func(m *appsv1alpha1.MySQL) { m.Spec.DeletionPolicy = tt.policy })
-			s := testutil.Decode[corev1.Secret](t, Secret(m, []byte("r00t"), []byte("pw")))
+			s := inspect.Decode[corev1.Secret](t, Secret(m, []byte("r00t"), []byte("pw")))
 			if got := len(s.OwnerReferences) > 0; got != tt.wantOwner {
 				t.Errorf("owned = %v, want %v", got, tt.wantOwner)
 			}
@@ -179,11 +179,11 @@ func TestSecret(t *testing.T) {
 }
 
 func TestServices(t *testing.T) {
-	headless := testutil.Decode[corev1.Service](t, HeadlessService(mysql(nil)))
+	headless := inspect.Decode[corev1.Service](t, HeadlessService(mysql(nil)))
 	if headless.Name != "db-headless" || headless.Spec.ClusterIP != corev1.ClusterIPNone || !headless.Spec.PublishNotReadyAddresses {
 		t.Errorf("headless Service = %+v", headless.Spec)
 	}
-	client := testutil.Decode[corev1.Service](t, Service(mysql(nil)))
+	client := inspect.Decode[corev1.Service](t, Service(mysql(nil)))
 	if client.Name != "db" || client.Spec.Type != corev1.ServiceTypeClusterIP || client.Spec.Ports[0].Port != 3306 ||
 		client.Spec.Ports[0].TargetPort.StrVal != portName || client.Spec.Selector[appsv1alpha1.LabelInstance] != "db" {
 		t.Errorf("client Service = %+v", client.Spec)
@@ -194,7 +194,7 @@ func TestImage(t *testing.T) {
 	if got := Image(nil); got != "" {
 		t.Errorf("Image(nil) = %q", got)
 	}
-	sts := testutil.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil))
+	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil))
 	if got := Image(sts); got != appsv1alpha1.DefaultMySQLImage {
 		t.Errorf("Image = %q", got)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/inspect"
 )
 
 func wordpress(mutate func(*appsv1alpha1.WordPress)) *appsv1alpha1.WordPress {
@@ -135,7 +135,7 @@ func TestDeployment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dep := testutil.Decode[appsv1.Deployment](t, Deployment(tt.wp, tt.db))
+			dep := inspect.Decode[appsv1.Deployment](t, Deployment(tt.wp, tt.db))
 			env := map[string]corev1.EnvVar{}
 			for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
 				if e.Value != "" && e.ValueFrom != nil {
@@ -158,7 +158,7 @@ func TestContentClaim(t *testing.T) {
 		policy    appsv1alpha1.DeletionPolicy
 		wantOwner bool
 	}{{appsv1alpha1.DeletionPolicyRetain, false}, {appsv1alpha1.DeletionPolicyDelete, true}} {
-		pvc := testutil.Decode[corev1.PersistentVolumeClaim](t, ContentClaim(wordpress(func(wp *appsv1alpha1.WordPress) { wp.Spec.DeletionPolicy = tt.policy })))
+		pvc := inspect.Decode[corev1.PersistentVolumeClaim](t, ContentClaim(wordpress(func(wp *appsv1alpha1.WordPress) { wp.Spec.DeletionPolicy = tt.policy })))
 		if got := len(pvc.OwnerReferences) > 0; got != tt.wantOwner {
 			t.Errorf("%s: owned = %v, want %v", tt.policy, got, tt.wantOwner)
 		}
@@ -179,11 +179,11 @@ func TestSaltsAndService(t *testing.T) {
 			t.Errorf("salt %s = %q: too short or not random", k, salts[k])
 		}
 	}
-	s := testutil.Decode[corev1.Secret](t, SaltsSecret(wordpress(nil), salts))
+	s := inspect.Decode[corev1.Secret](t, SaltsSecret(wordpress(nil), salts))
 	if s.Name != "blog-salts" || len(s.Data) != len(SaltKeys) || len(s.OwnerReferences) != 1 {
 		t.Errorf("salts Secret = %s, %d keys, owners %v", s.Name, len(s.Data), s.OwnerReferences)
 	}
-	svc := testutil.Decode[corev1.Service](t, Service(wordpress(func(wp *appsv1alpha1.WordPress) {
+	svc := inspect.Decode[corev1.Service](t, Service(wordpress(func(wp *appsv1alpha1.WordPress) {
 		wp.Spec.Service = appsv1alpha1.WebServerService{Type: appsv1alpha1.ServiceTypeNodePort, Port: 8080, NodePort: ptr.To[int32](30080)}
 	})))
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].NodePort != 30080 ||

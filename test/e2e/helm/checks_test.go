@@ -18,7 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/appkeeper/appkeeper/internal/installer"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // kept are the kinds of the chart's objects that outlive the release, with what they hold: the
@@ -72,7 +73,7 @@ func requireInstalled(t *testing.T, r release) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	testutil.RequireRestricted(t, k8s, r.namespace)
+	testcluster.RequireRestricted(t, k8s, r.namespace)
 	if available, _, _ := unstructured.NestedInt64(managerDeployment(t, r).Object, "status", "availableReplicas"); available < 1 {
 		t.Fatalf("the manager Deployment in %s has no available replica", r.namespace)
 	}
@@ -146,7 +147,7 @@ func requireUninstalled(t *testing.T, r release, out string) {
 // requireAbsent waits until obj is not in the cluster.
 func requireAbsent(t *testing.T, obj *unstructured.Unstructured) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		_, err := live(ctx, obj)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -170,7 +171,7 @@ func namespaceObject(name string) *unstructured.Unstructured {
 // Deployment and Service.
 func requireWebServerKept(t *testing.T, web *unstructured.Unstructured, uid types.UID) {
 	t.Helper()
-	testutil.WaitAvailable(t, k8s, timeout, web)
+	await.WaitAvailable(t, k8s, timeout, web)
 	if web.GetUID() != uid {
 		t.Fatalf("WebServer %s/%s was replaced: UID %s, want %s", web.GetNamespace(), web.GetName(), web.GetUID(), uid)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // helmVersion must match HELM_VERSION in the Makefile, which builds bin/helm-<version>.
@@ -25,7 +25,7 @@ type helmCLI struct {
 
 func newHelm(t *testing.T) helmCLI {
 	t.Helper()
-	binary := testutil.RepoBinary("helm-" + helmVersion)
+	binary := testcluster.RepoBinary("helm-" + helmVersion)
 	if _, err := os.Stat(binary); err != nil {
 		t.Fatalf("%v: run make helm", err)
 	}

@@ -15,7 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // chart is charts/appkeeper, from this package's directory.
@@ -58,7 +59,7 @@ func TestHelmLifecycle(t *testing.T) {
 	requireManagerArgs(t, first, nil)
 	operator := startOperator(t, first)
 	web := createWebServer(t)
-	testutil.WaitAvailable(t, k8s, timeout, web)
+	await.WaitAvailable(t, k8s, timeout, web)
 	uid := web.GetUID()
 
 	first.upgrade(t, h, "logLevel=debug")
@@ -104,17 +105,17 @@ func TestHelmLifecycle(t *testing.T) {
 
 // startOperator runs bin/appkeeper beside the cluster as a pod of the release's Deployment would
 // run: as its ServiceAccount, holding the leader election lease in the release's namespace.
-func startOperator(t *testing.T, r release) *testutil.OperatorProcess {
+func startOperator(t *testing.T, r release) *testcluster.OperatorProcess {
 	t.Helper()
 	deployment := managerDeployment(t, r)
 	account, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
-	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+r.namespace+":"+account)
-	return testutil.StartOperator(t, "appkeeper-"+r.name, kubeconfig, filepath.Join(cluster.Dir, "logs"),
+	kubeconfig := testcluster.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+r.namespace+":"+account)
+	return testcluster.StartOperator(t, "appkeeper-"+r.name, kubeconfig, filepath.Join(cluster.Dir, "logs"),
 		"--leader-elect", "--leader-election-namespace="+r.namespace)
 }
 
 // stopOperator stops the operator and fails the test if any request it made was refused.
-func stopOperator(t *testing.T, p *testutil.OperatorProcess) {
+func stopOperator(t *testing.T, p *testcluster.OperatorProcess) {
 	t.Helper()
 	p.Stop(t)
 	for _, line := range p.RefusedRequests(t) {
@@ -126,7 +127,7 @@ func stopOperator(t *testing.T, p *testutil.OperatorProcess) {
 // restricted pod security standard.
 func createWebServer(t *testing.T) *unstructured.Unstructured {
 	t.Helper()
-	ns := testutil.NewNamespace(t, k8s, "shop")
+	ns := testcluster.NewNamespace(t, k8s, "shop")
 	namespace := namespaceObject(ns)
 	patch := []byte(`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)
 	if err := k8s.Patch(context.Background(), namespace, client.RawPatch(types.MergePatchType, patch)); err != nil {
@@ -150,7 +151,7 @@ func scaleWebServer(t *testing.T, web *unstructured.Unstructured, replicas int64
 	if err := k8s.Patch(context.Background(), web, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitAvailable(t, k8s, timeout, web, func(obj *unstructured.Unstructured) error {
+	await.WaitAvailable(t, k8s, timeout, web, func(obj *unstructured.Unstructured) error {
 		if ready, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas"); ready != replicas {
 			return fmt.Errorf("%d ready replicas, want %d", ready, replicas)
 		}

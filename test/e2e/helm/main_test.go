@@ -15,7 +15,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 var (
@@ -25,5 +25,5 @@ var (
 
 func TestMain(m *testing.M) {
 	// No CRDs: helm installs them, with the release.
-	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-helm-", operator.Scheme(), &cluster, &k8s))
+	os.Exit(testcluster.RunOnBareLocalCluster(m, "appkeeper-e2e-helm-", operator.Scheme(), &cluster, &k8s))
 }

@@ -27,8 +27,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/appkeeper/appkeeper/internal/installer"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/install"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/install"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 const (
@@ -125,7 +126,7 @@ func TestInstall(t *testing.T) {
 	installPrometheusOperatorCRDs(t)
 	dryRunChart(t, chartValues)
 
-	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
+	kubeconfig := testcluster.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
 	args := []string{"--leader-elect", "--leader-election-namespace=" + namespace}
 	requireForbidden(t, kubeconfig)
 	first := startOperator(t, "appkeeper-1", kubeconfig, args...)
@@ -145,7 +146,7 @@ func TestInstall(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(row.manifest), &obj.Object); err != nil {
 				t.Fatal(err)
 			}
-			ns := testutil.NewNamespace(t, k8s, strings.ToLower(row.kind))
+			ns := testcluster.NewNamespace(t, k8s, strings.ToLower(row.kind))
 			kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce="+row.podSecurity)
 			obj.SetNamespace(ns)
 			started := time.Now()
@@ -164,7 +165,7 @@ func TestInstall(t *testing.T) {
 
 	// A second replica waits on standby while the first holds the lease.
 	second := startOperator(t, "appkeeper-2", kubeconfig, args...)
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if !strings.Contains(second.Log(t), "Attempting to acquire leader lease") {
 			return errors.New("appkeeper-2 has not tried for the lease yet")
 		}
@@ -212,7 +213,7 @@ func TestInstall(t *testing.T) {
 	}
 
 	// Whatever RBAC forgot and no condition shows (an event, a lease update) is in the logs.
-	for _, p := range []*testutil.OperatorProcess{first, second} {
+	for _, p := range []*testcluster.OperatorProcess{first, second} {
 		for _, line := range p.RefusedRequests(t) {
 			t.Errorf("%s was refused a request: %s", p.Name, line)
 		}
@@ -234,7 +235,7 @@ func applyInstallManifest(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		d := &appsv1.Deployment{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "appkeeper-manager"}, d); err != nil {
 			return err
@@ -244,13 +245,13 @@ func applyInstallManifest(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.RequireRestricted(t, k8s, namespace)
+	testcluster.RequireRestricted(t, k8s, namespace)
 }
 
 // checkMetricsAccess scrapes the operator's metrics as two ServiceAccounts: one bound to
 // appkeeper-metrics-reader is served, the other refused. The operator asks the API server, with its
 // own rights, to review each token and authorize the request.
-func checkMetricsAccess(t *testing.T, p *testutil.OperatorProcess) {
+func checkMetricsAccess(t *testing.T, p *testcluster.OperatorProcess) {
 	t.Helper()
 	ctx := context.Background()
 	binding := &rbacv1.ClusterRoleBinding{
@@ -262,7 +263,7 @@ func checkMetricsAccess(t *testing.T, p *testutil.OperatorProcess) {
 		t.Fatal(err)
 	}
 	scraper, stranger := serviceAccountToken(t, "scraper"), serviceAccountToken(t, "stranger")
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if code := p.Scrape(t, scraper); code != http.StatusOK {
 			return fmt.Errorf("metrics with the reader role: HTTP %d", code)
 		}
@@ -313,7 +314,7 @@ var chartValues = map[string]any{
 func installPrometheusOperatorCRDs(t *testing.T) {
 	t.Helper()
 	for _, plural := range []string{"servicemonitors", "prometheusrules"} {
-		path, err := testutil.PrometheusOperatorCRDFile(plural)
+		path, err := testcluster.PrometheusOperatorCRDFile(plural)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +355,7 @@ func kubectl(t *testing.T, args ...string) {
 // waitAvailable waits until obj is Available and every extra check passes; obj is refreshed.
 func waitAvailable(t *testing.T, obj *unstructured.Unstructured, checks ...func(*unstructured.Unstructured) error) {
 	t.Helper()
-	testutil.WaitAvailable(t, k8s, timeout, obj, checks...)
+	await.WaitAvailable(t, k8s, timeout, obj, checks...)
 }
 
 // leaseHolder is the identity holding the leader election lease, "" if none or released.
@@ -377,7 +378,7 @@ func leaseHolder(t *testing.T) string {
 func waitLeaseHolder(t *testing.T, want func(holder string) error) string {
 	t.Helper()
 	var holder string
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		holder = leaseHolder(t)
 		return want(holder)
 	})

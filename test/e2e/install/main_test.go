@@ -14,7 +14,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // root is the repository, from this package's directory.
@@ -27,5 +27,5 @@ var (
 
 func TestMain(m *testing.M) {
 	// No CRDs and no operator: the install brings both.
-	os.Exit(testutil.RunOnBareLocalCluster(m, "appkeeper-e2e-install-", operator.Scheme(), &cluster, &k8s))
+	os.Exit(testcluster.RunOnBareLocalCluster(m, "appkeeper-e2e-install-", operator.Scheme(), &cluster, &k8s))
 }

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // startOperator runs bin/appkeeper with the given kubeconfig, its log beside the cluster's, and
 // waits until its health endpoint answers.
-func startOperator(t *testing.T, name, kubeconfig string, args ...string) *testutil.OperatorProcess {
+func startOperator(t *testing.T, name, kubeconfig string, args ...string) *testcluster.OperatorProcess {
 	t.Helper()
-	return testutil.StartOperator(t, name, kubeconfig, filepath.Join(cluster.Dir, "logs"), args...)
+	return testcluster.StartOperator(t, name, kubeconfig, filepath.Join(cluster.Dir, "logs"), args...)
 }

@@ -24,9 +24,10 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/dashboards"
 	"github.com/appkeeper/appkeeper/internal/installer"
-	"github.com/appkeeper/appkeeper/internal/testservers"
-	"github.com/appkeeper/appkeeper/internal/testutil"
-	"github.com/appkeeper/appkeeper/internal/testutil/install"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/install"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 const (
@@ -45,9 +46,9 @@ const (
 // resource and with its runbook, and clears it once the Secret exists.
 func TestDegradedAlertFiresAndClears(t *testing.T) {
 	applyInstallManifest(t)
-	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
-	operator := testutil.StartOperator(t, "appkeeper", kubeconfig, filepath.Join(cluster.Dir, "logs"))
-	prometheus := testutil.StartPrometheus(t, testservers.PrometheusOptions{
+	kubeconfig := testcluster.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
+	operator := testcluster.StartOperator(t, "appkeeper", kubeconfig, filepath.Join(cluster.Dir, "logs"))
+	prometheus := testcluster.StartPrometheus(t, testservers.PrometheusOptions{
 		Dir: filepath.Join(cluster.Dir, "prometheus"),
 		Targets: []testservers.ScrapeTarget{{
 			Job: job, URL: operator.MetricsURL, BearerToken: metricsReaderToken(t),
@@ -58,7 +59,7 @@ func TestDegradedAlertFiresAndClears(t *testing.T) {
 	ctx := context.Background()
 	waitForSample(t, prometheus, fmt.Sprintf(`up{job=%q} == 1`, job))
 
-	ns := testutil.NewNamespace(t, k8s, "shop")
+	ns := testcluster.NewNamespace(t, k8s, "shop")
 	db := &appsv1alpha1.MySQL{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
 		Spec: appsv1alpha1.MySQLSpec{
@@ -148,7 +149,7 @@ func checkDashboardQueriesEvaluate(t *testing.T, prometheus *testservers.Prometh
 func waitForAlert(t *testing.T, prometheus *testservers.PrometheusServer, ns string, check func([]promv1.Alert) error) []promv1.Alert {
 	t.Helper()
 	var alerts []promv1.Alert
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		all, err := prometheus.Alerts(ctx, "AppkeeperInstanceDegraded")
 		if err != nil {
 			return err
@@ -167,7 +168,7 @@ func waitForAlert(t *testing.T, prometheus *testservers.PrometheusServer, ns str
 // waitForSample waits until the query returns a sample.
 func waitForSample(t *testing.T, prometheus *testservers.PrometheusServer, query string) {
 	t.Helper()
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		samples, err := prometheus.Query(ctx, query)
 		if err != nil {
 			return err
@@ -243,7 +244,7 @@ func applyInstallManifest(t *testing.T) {
 	t.Helper()
 	install.ApplyManifest(t, cluster, filepath.Join(root, "config", "default"))
 	// Until the CRDs are served.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.List(ctx, &appsv1alpha1.MySQLList{})
 	})
 }

@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/appkeeper/appkeeper/internal/testservers"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // TestPrometheusVerifiesTheMetricsCertificate: with --metrics-cert-dir, as the chart sets it from
@@ -24,16 +25,16 @@ import (
 // connections get the new certificate without a restart.
 func TestPrometheusVerifiesTheMetricsCertificate(t *testing.T) {
 	applyInstallManifest(t)
-	authority := testutil.NewCA(t)
+	authority := testcluster.NewCA(t)
 	certDir := t.TempDir()
 	serverName := "appkeeper-metrics." + namespace + ".svc"
 	first := authority.Issue(t, certDir, serverName)
-	kubeconfig := testutil.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
-	operator := testutil.StartOperator(t, "appkeeper-certified", kubeconfig, filepath.Join(cluster.Dir, "logs"), "--metrics-cert-dir="+certDir)
+	kubeconfig := testcluster.ImpersonatingKubeconfig(t, cluster.KubeconfigPath, "system:serviceaccount:"+namespace+":"+serviceAccount)
+	operator := testcluster.StartOperator(t, "appkeeper-certified", kubeconfig, filepath.Join(cluster.Dir, "logs"), "--metrics-cert-dir="+certDir)
 	if serial := servedSerial(t, operator.MetricsURL, authority.Pool, serverName); serial.Cmp(first.Serial) != 0 {
 		t.Fatalf("the metrics endpoint serves certificate %s, want the one in --metrics-cert-dir, %s", serial, first.Serial)
 	}
-	prometheus := testutil.StartPrometheus(t, testservers.PrometheusOptions{
+	prometheus := testcluster.StartPrometheus(t, testservers.PrometheusOptions{
 		Dir: filepath.Join(cluster.Dir, "prometheus-verifying"),
 		Targets: []testservers.ScrapeTarget{{
 			Job: job, URL: operator.MetricsURL, BearerToken: metricsReaderToken(t),
@@ -43,7 +44,7 @@ func TestPrometheusVerifiesTheMetricsCertificate(t *testing.T) {
 	waitForSample(t, prometheus, fmt.Sprintf(`up{job=%q} == 1`, job))
 
 	renewed, began := authority.Issue(t, certDir, serverName), time.Now()
-	testutil.Eventually(t, timeout, func(context.Context) error {
+	await.Eventually(t, timeout, func(context.Context) error {
 		if serial := servedSerial(t, operator.MetricsURL, authority.Pool, serverName); serial.Cmp(renewed.Serial) != 0 {
 			return fmt.Errorf("the metrics endpoint serves certificate %s, want the renewed %s", serial, renewed.Serial)
 		}

@@ -1,6 +1,4 @@
-// Package testutil holds what the envtest, end-to-end and benchmark code share: waiting for a
-// condition and the table of specs the API server must reject.
-package testutil
+package await
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 // Package backuptest holds the fixtures and waits that the tests of the MySQLBackup and
-// WordPressBackup controllers share. It stands apart from testutil because it builds the results
-// the backup commands report, and the tests of those commands use testutil.
+// WordPressBackup controllers share. It stands apart from testcluster because it builds the results
+// the backup commands report, and the tests of those commands use testcluster.
 package backuptest
 
 import (
@@ -16,7 +16,8 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/kubesim"
 )
 
 // S3Storage is an object storage a backup names; nothing listens there, as the tests play
@@ -41,10 +42,10 @@ func RunningSite(t *testing.T, c client.Client, ns string, timeout time.Duration
 	if err := c.Create(context.Background(), wp); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog-mysql"}, &appsv1.StatefulSet{})
 	})
-	testutil.RunStatefulSet(t, c, ns, "blog-mysql", timeout)
+	kubesim.RunStatefulSet(t, c, ns, "blog-mysql", timeout)
 	return wp
 }
 
@@ -52,11 +53,11 @@ func RunningSite(t *testing.T, c client.Client, ns string, timeout time.Duration
 func WaitRestorePoint(t *testing.T, c client.Client, point *appsv1alpha1.WordPressBackup, status metav1.ConditionStatus, timeout time.Duration) *appsv1alpha1.WordPressBackup {
 	t.Helper()
 	got := &appsv1alpha1.WordPressBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(point), got); err != nil {
 			return err
 		}
-		return testutil.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, status)
+		return await.ConditionIs(got.Status.Conditions, got.Generation, appsv1alpha1.ConditionComplete, status)
 	})
 	return got
 }
@@ -65,7 +66,7 @@ func WaitRestorePoint(t *testing.T, c client.Client, point *appsv1alpha1.WordPre
 func WaitBackup(t *testing.T, c client.Client, ns, name string, timeout time.Duration, check func(*appsv1alpha1.MySQLBackup) error) *appsv1alpha1.MySQLBackup {
 	t.Helper()
 	b := &appsv1alpha1.MySQLBackup{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
 			return err
 		}
@@ -88,7 +89,7 @@ func PhaseIs(phase appsv1alpha1.BackupPhase) func(*appsv1alpha1.MySQLBackup) err
 func WaitJob(t *testing.T, c client.Client, ns, name string, timeout time.Duration) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)
 	})
 	return job

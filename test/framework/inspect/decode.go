@@ -1,4 +1,4 @@
-package testutil
+package inspect
 
 import (
 	"encoding/json"

@@ -1,5 +1,5 @@
 // Package install installs appkeeper on a local cluster as a user does, for the end-to-end tests
-// that bring their own operator. It is apart from testutil so that the tests that do not install
+// that bring their own operator. It is apart from testcluster so that the tests that do not install
 // appkeeper do not link Helm and kustomize.
 package install
 
@@ -14,7 +14,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/installer"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // ApplyManifest renders configDir (the repository's config/default) as "make build-installer"
@@ -41,7 +41,7 @@ func ApplyManifest(t *testing.T, cluster *localcluster.Cluster, configDir string
 // Kubectl runs the cluster's kubectl as cluster-admin and fails the test with its output.
 func Kubectl(t *testing.T, cluster *localcluster.Cluster, args ...string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(testutil.ControlPlaneDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
+	cmd := exec.Command(filepath.Join(testcluster.ControlPlaneDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

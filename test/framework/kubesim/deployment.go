@@ -1,4 +1,4 @@
-package testutil
+package kubesim
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // MarkDeploymentReady writes the status the Deployment controller would write for the Deployment
 // ns/name once every pod of its current template is available.
 func MarkDeploymentReady(t *testing.T, c client.Client, ns, name string, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		dep := &appsv1.Deployment{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, dep); err != nil {
 			return err

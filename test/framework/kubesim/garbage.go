@@ -1,4 +1,4 @@
-package testutil
+package kubesim
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // DeleteAndCollectGarbage deletes obj and then does what the garbage collector, which the controller
@@ -26,14 +28,14 @@ func DeleteAndCollectGarbage(t *testing.T, c client.Client, obj client.Object, t
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(obj)
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := c.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s still there: %w", key, err)
 		}
 		return nil
 	})
 	quiet := 0
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		deleted, err := deleteChildren(ctx, c, key.Namespace, obj.GetUID())
 		if err != nil || deleted > 0 {
 			quiet = 0

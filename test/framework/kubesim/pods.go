@@ -1,4 +1,4 @@
-package testutil
+package kubesim
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // StartPod does what the ReplicaSet controller and the kubelet would for dep: it creates a pod
@@ -32,7 +33,7 @@ func StartPod(t *testing.T, c client.Client, dep *appsv1.Deployment, name string
 // or with its first container waiting for waitingReason, with the kubelet's message for it.
 func SetPodStatus(t *testing.T, c client.Client, ns, name string, ready bool, waitingReason string, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pod := &corev1.Pod{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod); err != nil {
 			return err

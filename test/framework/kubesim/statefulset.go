@@ -1,4 +1,4 @@
-package testutil
+package kubesim
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // RunStatefulSet does what the StatefulSet controller, the volume provisioner and the kubelet would
@@ -32,7 +34,7 @@ func RunStatefulSet(t *testing.T, c client.Client, ns, name string, timeout time
 	if err := c.Create(ctx, pvc); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := c.Get(ctx, claim, pvc); err != nil {
 			return err
@@ -50,7 +52,7 @@ func RunStatefulSet(t *testing.T, c client.Client, ns, name string, timeout time
 // template and is ready.
 func MarkStatefulSetReady(t *testing.T, c client.Client, ns, name string, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		sts := &appsv1.StatefulSet{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sts); err != nil {
 			return err

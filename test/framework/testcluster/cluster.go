@@ -1,10 +1,9 @@
-package testutil
+package testcluster
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -59,18 +58,4 @@ func startLocalCluster(ctx context.Context, prefix string, crds []*apiextensions
 		return nil, err
 	}
 	return localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: ControlPlaneDir(), Nodes: 3, CRDs: crds})
-}
-
-// ControlPlaneDir holds the control plane's binaries and kubectl: $KUBEBUILDER_ASSETS when set, as
-// make exports it, else the repository's bin/controlplane-<version>, so that go test runs alone.
-func ControlPlaneDir() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	return filepath.Join(repoRoot(), "bin", "controlplane-"+localcluster.KubeVersion)
-}
-
-// RepoBinary is the named file of the repository's bin/, where make builds appkeeper and the tools.
-func RepoBinary(name string) string {
-	return filepath.Join(repoRoot(), "bin", name)
 }

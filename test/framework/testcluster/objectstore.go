@@ -1,14 +1,12 @@
-package testutil
+package testcluster
 
 import (
 	"context"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
 
-	"github.com/appkeeper/appkeeper/internal/testservers"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // VersityGW is the S3-compatible store the tests write backups to: versitygw over a folder, which
@@ -57,10 +55,4 @@ func (s *ObjectStore) Objects(t testing.TB) []string {
 		keys = append(keys, object.Key)
 	}
 	return keys
-}
-
-// repoRoot is the repository's root, two folders above this file.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
 }

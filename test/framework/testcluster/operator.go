@@ -1,4 +1,4 @@
-package testutil
+package testcluster
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // OperatorProcess is bin/appkeeper run beside a cluster, as one replica of the manager Deployment
@@ -85,7 +87,7 @@ func StartOperator(t *testing.T, name, kubeconfig, logDir string, args ...string
 
 func (p *OperatorProcess) waitHealthy(t *testing.T, healthz string) {
 	t.Helper()
-	Eventually(t, 30*time.Second, func(ctx context.Context) error {
+	await.Eventually(t, 30*time.Second, func(ctx context.Context) error {
 		select {
 		case <-p.exited:
 			return errors.New(p.Name + " exited: see " + p.LogPath)

@@ -1,4 +1,4 @@
-package testutil
+package testcluster
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/appkeeper/appkeeper/internal/testservers"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // RequireBuilt returns the absolute path of a binary make builds into the repository's bin/

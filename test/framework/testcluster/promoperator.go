@@ -1,22 +1,15 @@
-package testutil
+package testcluster
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
-
-	"github.com/appkeeper/appkeeper/internal/podmonitor"
 )
 
 // PrometheusOperatorModule is the prometheus-operator release whose CRDs the tests install: the
@@ -64,31 +57,4 @@ func PrometheusOperatorCRDFile(plural string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+plural+".yaml"), nil
-}
-
-// Selecting is a resource whose pods a PodMonitor selects.
-type Selecting interface {
-	client.Object
-	SelectorLabels() map[string]string
-}
-
-// PodMonitorProblem says what is wrong with owner's PodMonitor, as prometheus-operator would read
-// it, or that there is none.
-func PodMonitorProblem(ctx context.Context, c client.Client, owner Selecting) error {
-	pm := podmonitor.New()
-	if err := c.Get(ctx, client.ObjectKeyFromObject(owner), pm); err != nil {
-		return err
-	}
-	if ref := metav1.GetControllerOf(pm); ref == nil || ref.UID != owner.GetUID() {
-		return fmt.Errorf("the PodMonitor's controller is %v, want %s", ref, owner.GetName())
-	}
-	selector, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
-	if !reflect.DeepEqual(selector, owner.SelectorLabels()) {
-		return fmt.Errorf("the PodMonitor selects %v, want the resource's pods %v", selector, owner.SelectorLabels())
-	}
-	endpoints, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
-	if want := []any{map[string]any{"port": "metrics"}}; !reflect.DeepEqual(endpoints, want) {
-		return fmt.Errorf("the PodMonitor scrapes %v, want %v", endpoints, want)
-	}
-	return nil
 }

@@ -226,5 +226,5 @@ func AsShippedServiceAccount(ctx context.Context, cfg *rest.Config) (*rest.Confi
 // repoRoot is the project's folder, which holds config/.
 func repoRoot() string {
 	_, self, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(self), "..", "..")
+	return filepath.Join(filepath.Dir(self), "..", "..", "..")
 }

@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -19,14 +18,9 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/operator"
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
-
-var k8s client.Client
-
-func TestMain(m *testing.M) {
-	os.Exit(RunWithOperator(m, &k8s))
-}
 
 const timeout = 20 * time.Second
 
@@ -61,7 +55,7 @@ func TestOperatorHoldsOnlyTheShippedRBAC(t *testing.T) {
 		t.Fatalf("the operator acts as %q, want its ServiceAccount", got)
 	}
 
-	ns := testutil.NewNamespace(t, k8s, "rbac")
+	ns := testcluster.NewNamespace(t, k8s, "rbac")
 	if err := operatorClient.List(ctx, &appsv1alpha1.WebServerList{}, client.InNamespace(ns)); err != nil {
 		t.Errorf("list WebServers, which the role grants: %v", err)
 	}
@@ -72,7 +66,7 @@ func TestOperatorHoldsOnlyTheShippedRBAC(t *testing.T) {
 	if err := k8s.Create(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &appsv1.Deployment{})
 	})
 
@@ -166,7 +160,7 @@ func actingAs(t *testing.T, user, builtin, ns string) client.Client {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c := clientFor(t, cfg)
 	// The authorizer sees new bindings through an informer.
-	testutil.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, timeout, func(ctx context.Context) error {
 		return c.List(ctx, &appsv1alpha1.WebServerList{}, client.InNamespace(ns))
 	})
 	return c
@@ -193,7 +187,7 @@ func podSetNamed(ns, name string) *appsv1alpha1.PodSet {
 // creates PodSets, which run arbitrary pods through the operator.
 func TestUserFacingRoles(t *testing.T) {
 	ctx := context.Background()
-	ns := testutil.NewNamespace(t, k8s, "roles")
+	ns := testcluster.NewNamespace(t, k8s, "roles")
 	if err := k8s.Create(ctx, webServerNamed(ns, "existing")); err != nil {
 		t.Fatal(err)
 	}

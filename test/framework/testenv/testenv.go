@@ -1,4 +1,5 @@
-// Package testenv starts a real API server with the operator running, for the controllers' integration tests.
+// Package testenv starts a real API server with the operator running in this process, for the
+// controllers' integration tests, and reads what that operator did: its passes, rollbacks and requests.
 package testenv
 
 import (

@@ -1,13 +1,12 @@
-package wordpressbackup_test
+package podset_test
 
 import (
 	"os"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/appkeeper/appkeeper/internal/testenv"
+	"github.com/appkeeper/appkeeper/test/framework/testenv"
 )
 
 var k8s client.Client
@@ -15,5 +14,3 @@ var k8s client.Client
 func TestMain(m *testing.M) {
 	os.Exit(testenv.RunWithOperator(m, &k8s))
 }
-
-const timeout = 20 * time.Second
