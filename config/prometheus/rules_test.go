@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/appkeeper/appkeeper/internal/testutil"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 const (
@@ -64,12 +64,12 @@ func readYAML(t *testing.T, path string, into any) {
 
 // TestRulesAreValid: Prometheus loads alerts.yaml, and promtool's linter has nothing to say.
 func TestRulesAreValid(t *testing.T) {
-	testutil.Promtool(t, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
+	testcluster.Promtool(t, "check", "rules", "--lint=all", "--lint-fatal", rulesFile)
 }
 
 // TestRules runs the unit tests of alerts_test.yaml.
 func TestRules(t *testing.T) {
-	testutil.Promtool(t, "test", "rules", testsFile)
+	testcluster.Promtool(t, "test", "rules", testsFile)
 }
 
 // TestEveryAlertIsTested: each alert has a test case where it fires and one where it stays
