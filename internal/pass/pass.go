@@ -25,10 +25,10 @@ type Instance interface {
 	InstanceStatus() (status any, conditions []metav1.Condition, rollout appsv1alpha1.RolloutStatus)
 }
 
-// Pass is one reconcile of one instance: Begin reads it, the kind's steps apply its children and
-// observe them, and Finish, deferred, writes what they saw once.
+// Pass is one reconcile of one instance: Run reads it, the kind's steps apply its children and
+// observe them, and its end writes what they saw once.
 type Pass[T Instance] struct {
-	// Instance is the instance as read; Finish replaces its status.
+	// Instance is the instance as read; the end of the pass replaces its status.
 	Instance T
 	// Original is a copy of it as read, which the status patch compares with.
 	Original T
@@ -37,14 +37,28 @@ type Pass[T Instance] struct {
 	Desired  rollout.Revision
 	Decision rollout.Decision
 
+	end      *End
 	kind     string
 	client   kube.Client
 	recorder events.EventRecorder
 }
 
-// Begin reads the instance req names into obj. It returns a nil Pass, with the result and error
+// Run is the whole pass over the instance req names, read into obj: it begins (Read), runs the
+// kind's steps, and finishes with what the steps registered with OnFinish. steps returns the
+// result and error of the reconcile; the end sets the retry and the next check on them.
+func Run[T Instance](ctx context.Context, c kube.Client, recorder events.EventRecorder, req ctrl.Request, obj T,
+	steps func(context.Context, *Pass[T]) (ctrl.Result, error)) (result ctrl.Result, err error) {
+	p, result, err := begin(ctx, c, recorder, req, obj)
+	if p == nil {
+		return result, err
+	}
+	defer p.finish(ctx, &result, &err)
+	return steps(ctx, p)
+}
+
+// begin reads the instance req names into obj. It returns a nil Pass, with the result and error
 // the reconcile returns, when there is nothing to do (Read).
-func Begin[T Instance](ctx context.Context, c kube.Client, recorder events.EventRecorder, req ctrl.Request, obj T) (*Pass[T], ctrl.Result, error) {
+func begin[T Instance](ctx context.Context, c kube.Client, recorder events.EventRecorder, req ctrl.Request, obj T) (*Pass[T], ctrl.Result, error) {
 	if goOn, result, err := Read(ctx, c, req, obj, status); !goOn {
 		return nil, result, err
 	}
@@ -93,10 +107,10 @@ func conditionsOf[T Instance](obj T) []metav1.Condition {
 	return c
 }
 
-// End is what a kind tells Finish of what its pass observed.
+// End is what a kind tells the end of its pass of what the pass observed.
 type End struct {
 	// RolloutComplete tells whether the revision the pass applied runs on every replica, at
-	// least one, all ready: evidence that the revision is good. Finish asks only when the pass
+	// least one, all ready: evidence that the revision is good. The end asks only when the pass
 	// ended without an error.
 	RolloutComplete func() bool
 	// Status sets the instance's status from what the pass observed, its decision and passErr,
@@ -105,10 +119,17 @@ type End struct {
 	Status func(passErr error) (readErr error)
 }
 
-// Finish ends the pass, deferred by Reconcile with pointers to its named results: it completes
-// the rollout, computes the status, warns when the instance turns Degraded, writes the status
-// once if it changed, and sets the retry and the next check.
-func (p *Pass[T]) Finish(ctx context.Context, result *ctrl.Result, err *error, end End) {
+// OnFinish registers end, which the steps call as soon as they have read what the status needs;
+// a pass that ends before writes no status.
+func (p *Pass[T]) OnFinish(end End) { p.end = &end }
+
+// finish ends the pass: it completes the rollout, computes the status, warns when the instance
+// turns Degraded, writes the status once if it changed, and sets the retry and the next check.
+func (p *Pass[T]) finish(ctx context.Context, result *ctrl.Result, err *error) {
+	if p.end == nil {
+		return
+	}
+	end := *p.end
 	passErr := *err
 	if passErr == nil && end.RolloutComplete() {
 		p.Decision.Complete(p.Desired, time.Now())

@@ -49,12 +49,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile applies the Memcached's children and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.Memcached{})
-	if p == nil {
-		return early, err
-	}
+// Reconcile runs the shared pass over the Memcached req names, with the steps of reconcile.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return pass.Run(ctx, r.Client, r.Recorder, req, &appsv1alpha1.Memcached{}, r.reconcile)
+}
+
+// reconcile applies the Memcached's children and writes its status once.
+func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.Memcached]) (_ ctrl.Result, err error) {
 	mc := p.Instance
 	pods, podsErr := r.listPods(ctx, mc)
 	p.Desired = revision(mc)
@@ -63,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// rolled back one.
 	target := mc.DeepCopy()
 	sts := &appsv1.StatefulSet{}
-	defer p.Finish(ctx, &result, &err, pass.End{
+	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, pass.Observed(sts)) },
 		Status: func(passErr error) error {
 			mc.Status = computeStatus(target, p.Decision, pass.Observed(sts), pods, podsErr, passErr)

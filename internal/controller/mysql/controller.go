@@ -99,18 +99,19 @@ type observed struct {
 	restoreWait string
 }
 
-// Reconcile applies the MySQL's children and writes its status once. Deletion needs no step of its
+// Reconcile runs the shared pass over the MySQL req names, with the steps of reconcile.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return pass.Run(ctx, r.Client, r.Recorder, req, &appsv1alpha1.MySQL{}, r.reconcile)
+}
+
+// reconcile applies the MySQL's children and writes its status once. Deletion needs no step of its
 // own: owner references take the children, and the StatefulSet's claim retention policy and the
 // generated Secret's owner reference decide, by the deletion policy, whether data and passwords go too.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.MySQL{})
-	if p == nil {
-		return early, err
-	}
+func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL]) (_ ctrl.Result, err error) {
 	m := p.Instance
 	// A pass that ends before it decides builds the server from the spec as written.
 	seen := observed{target: m.Spec}
-	defer p.Finish(ctx, &result, &err, pass.End{
+	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return seen.applied && runsTarget(seen.sts, built(m, seen.target)) },
 		Status:          func(passErr error) error { return r.observeStatus(ctx, p, &seen, passErr) },
 	})

@@ -45,13 +45,14 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile creates and deletes the pods as planPods decides, from the spec's template or, while
+// Reconcile runs the shared pass over the PodSet req names, with the steps of reconcile.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return pass.Run(ctx, r.Client, r.Recorder, req, &appsv1alpha1.PodSet{}, r.reconcile)
+}
+
+// reconcile creates and deletes the pods as planPods decides, from the spec's template or, while
 // the spec's revision is rolled back, the last good one, and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.PodSet{})
-	if p == nil {
-		return early, err
-	}
+func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.PodSet]) (_ ctrl.Result, err error) {
 	ps := p.Instance
 	pods, podsErr := kube.ListPods(ctx, r.Client, ps.Namespace, ps.SelectorLabels())
 	p.Desired = revision(ps)
@@ -59,7 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// target is the PodSet as this pass builds its pods: the spec, or the last good template of a
 	// rolled back one; hash is the hash of its template.
 	target, hash := ps.DeepCopy(), p.Desired.Name
-	defer p.Finish(ctx, &result, &err, pass.End{
+	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return rolloutComplete(target, hash, pods) },
 		Status: func(passErr error) error {
 			ps.Status = computeStatus(target, hash, p.Decision, pods, podsErr, passErr)

@@ -47,12 +47,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile applies the WebServer's children and writes its status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WebServer{})
-	if p == nil {
-		return early, err
-	}
+// Reconcile runs the shared pass over the WebServer req names, with the steps of reconcile.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return pass.Run(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WebServer{}, r.reconcile)
+}
+
+// reconcile applies the WebServer's children and writes its status once.
+func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.WebServer]) (_ ctrl.Result, err error) {
 	ws := p.Instance
 	pods, podsErr := kube.ListPods(ctx, r.Client, ws.Namespace, ws.SelectorLabels())
 	p.Desired = revision(ws)
@@ -61,7 +62,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// back one.
 	target := ws.DeepCopy()
 	dep := &appsv1.Deployment{}
-	defer p.Finish(ctx, &result, &err, pass.End{
+	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return rolloutComplete(pass.Observed(dep), target) },
 		Status: func(passErr error) error {
 			ws.Status = computeStatus(target, p.Decision, pass.Observed(dep), pods, podsErr, passErr)

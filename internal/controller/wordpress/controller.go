@@ -77,14 +77,15 @@ type observed struct {
 	applied bool
 }
 
-// Reconcile applies the WordPress's children and writes its status once. The site's pods are
+// Reconcile runs the shared pass over the WordPress req names, with the steps of reconcile.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return pass.Run(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WordPress{}, r.reconcile)
+}
+
+// reconcile applies the WordPress's children and writes its status once. The site's pods are
 // built from the spec or, while the spec's revision is rolled back, from the last good one. A
 // retained wp-content PVC carries no owner reference and stays past a deletion.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
-	p, early, err := pass.Begin(ctx, r.Client, r.Recorder, req, &appsv1alpha1.WordPress{})
-	if p == nil {
-		return early, err
-	}
+func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.WordPress]) (_ ctrl.Result, err error) {
 	wp := p.Instance
 	var seen observed
 	// Pods that could not be read only keep a crash loop from showing: the deadline needs none.
@@ -93,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// target is the WordPress as this pass builds it: the spec, or the last good pods of a rolled
 	// back one.
 	target := wp.DeepCopy()
-	defer p.Finish(ctx, &result, &err, pass.End{
+	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return seen.applied && rolloutComplete(seen.dep, target) },
 		Status: func(passErr error) error {
 			wp.Status = computeStatus(target, p.Decision, seen, passErr)
