@@ -29,16 +29,19 @@ func TestRollbackBringsBackTheExportersAccountWithItsPod(t *testing.T) {
 			}
 			const broken = "mysql:8.4.7-broken"
 			patchSpec(t, ns, fmt.Sprintf(`{"spec":{"image":%q,"monitoring":{"enabled":%v}}}`, broken, !good))
-			serverFails(t, ns, func(sts *appsv1.StatefulSet) error {
+			failing := func(sts *appsv1.StatefulSet) error {
 				if err := exporterAsSaid(sts.Spec.Template, !good); err != nil {
 					return err
 				}
 				return imageIs(broken)(sts)
-			}, appsv1alpha1.ReasonImagePullBackOff)
-			// The failing revision's server makes or drops the account as its own pod needs.
+			}
+			await.Eventually(t, timeout, func(context.Context) error { return failing(get(t, ns, "db", &appsv1.StatefulSet{})) })
+			// The failing revision's server makes or drops the account as its own pod needs. Read
+			// before its pod fails: the rollback that follows rewrites the account at once.
 			if err := accountsProblem(t, ns, !good); err != nil {
 				t.Error(err)
 			}
+			serverFails(t, ns, failing, appsv1alpha1.ReasonImagePullBackOff)
 
 			rolledBack(t, ns)
 			restored := func() error {
