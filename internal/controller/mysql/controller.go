@@ -76,8 +76,8 @@ const restoreSourceIndex = "mysql.restore.backupName"
 type observed struct {
 	// target is the spec the pod and my.cnf are built from.
 	target appsv1alpha1.MySQLSpec
-	// applied tells whether the pass applied the StatefulSet built from target.
-	applied bool
+	// applied is the MySQL, built from target, whose StatefulSet the pass applied, or nil.
+	applied *appsv1alpha1.MySQL
 	sts     *appsv1.StatefulSet
 	claim   *corev1.PersistentVolumeClaim
 	// claimErr is why the data PVC could not be read.
@@ -112,7 +112,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	// A pass that ends before it decides builds the server from the spec as written.
 	seen := observed{target: m.Spec}
 	p.OnFinish(pass.End{
-		RolloutComplete: func() bool { return seen.applied && runsTarget(seen.sts, built(m, seen.target)) },
+		RolloutComplete: func() bool { return seen.applied != nil && runsTarget(seen.sts, seen.applied) },
 		Status:          func(passErr error) error { return r.observeStatus(ctx, p, &seen, passErr) },
 	})
 
@@ -170,7 +170,7 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack); err != nil {
 		return ctrl.Result{}, err
 	}
-	seen.applied = true
+	seen.applied = target
 	if err := r.PodMonitors.Reconcile(ctx, r.Client, m, target.Spec.Monitoring.Enabled, m.SelectorLabels()); err != nil {
 		return ctrl.Result{}, err
 	}
