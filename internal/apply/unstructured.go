@@ -13,8 +13,8 @@ import (
 // Unstructured makes owner's child desired, of a kind the operator has no Go type for, match with
 // server-side apply as Child does: nothing is sent while the live object holds what the operator
 // last applied, and an object owner does not control is left alone and reported as a
-// NameConflictError, unwrapped so that the caller can name the child. live receives the object
-// read before the apply.
+// NameConflictError that names the child and its owner. live receives the object read before the
+// apply.
 func Unstructured(ctx context.Context, c kube.Client, owner client.Object, live, desired *unstructured.Unstructured) (Result, error) {
 	key := client.ObjectKeyFromObject(desired)
 	found, err := readLive(ctx, c, key, live)
@@ -23,7 +23,7 @@ func Unstructured(ctx context.Context, c kube.Client, owner client.Object, live,
 	}
 	if found {
 		if err := checkOwnership(c, owner, live); err != nil {
-			return Unchanged, err
+			return Unchanged, fmt.Errorf("%s of %s %s: %w", desired.GetKind(), kindOf(c, owner), key, err)
 		}
 		same, err := appliedFieldsMatch(live.Object, desired.Object, live.GetManagedFields(), c.FieldOwner)
 		if err != nil || (same && contains(live.Object, desired.Object)) {

@@ -2,7 +2,6 @@ package podmonitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/go-logr/logr"
@@ -17,7 +16,6 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
-	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 )
 
@@ -82,10 +80,7 @@ func (p *Keeper) Reconcile(ctx context.Context, c kube.Client, owner client.Obje
 		return err
 	}
 	result, err := apply.Unstructured(ctx, c, owner, live, podMonitor(owner, ownerGVK, selector))
-	var conflict *failure.NameConflictError
 	switch {
-	case errors.As(err, &conflict):
-		return fmt.Errorf("PodMonitor of %s %s: %w", ownerGVK.Kind, key, err)
 	case err != nil:
 		return err
 	case result == apply.Created:
