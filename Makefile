@@ -137,7 +137,22 @@ verify-images: images ## Run each local image's entrypoint chrooted as its user 
 
 .PHONY: node-deps
 node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables, nftables, conntrack, debootstrap.
-	bash hack/node-deps.sh
+	bash hack/apt-deps.sh runc containernetworking-plugins iptables nftables conntrack debootstrap
+
+##@ Documentation
+
+.PHONY: docs
+docs: docs-deps ## Build the book under docs/ into bin/docs-site; fails on a broken link or anchor.
+	mkdocs build --quiet --strict --site-dir $(BIN)/docs-site
+	go run ./hack/docscheck -site $(BIN)/docs-site -repo .
+
+.PHONY: docs-serve
+docs-serve: docs-deps ## Serve the book on http://127.0.0.1:8000, rebuilt on every change.
+	mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+.PHONY: docs-deps
+docs-deps: ## Install mkdocs and its material theme from Debian's packages.
+	bash hack/apt-deps.sh mkdocs mkdocs-material
 
 ##@ Run
 

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# Installs the host packages the real node needs beyond what make node builds: runc (containerd's
-# runtime), the CNI plugins (in /usr/lib/cni on Debian), iptables, nftables and conntrack (for
-# kube-proxy and the bridge plugin) and debootstrap (to build images from Debian's packages).
-# Does nothing when they are all installed.
-# Usage: node-deps.sh
+# Installs Debian packages the build needs from the host: those of the real node (make node-deps)
+# and the book's generator (make docs-deps). Does nothing when they are all installed.
+# Usage: apt-deps.sh package...
 set -euo pipefail
-packages=(runc containernetworking-plugins iptables nftables conntrack debootstrap)
+packages=("$@")
 
 # Only a package dpkg reports as fully installed counts: one removed with its configuration kept
 # is still known to dpkg but has no files.
