@@ -22,23 +22,11 @@ import (
 	"github.com/appkeeper/appkeeper/test/framework/doctest"
 )
 
-// root is the repository, from this package's directory.
-const root = "../../.."
-
 // commandTimeout bounds one command of the page; the page's own waits are shorter.
 const commandTimeout = 6 * time.Minute
 
 func TestGettingStartedTour(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join(root, "docs", "getting-started.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var commands []doctest.Command
-	for _, b := range doctest.Blocks(string(page)) {
-		if b.Lang == "console" {
-			commands = append(commands, doctest.Transcript(b)...)
-		}
-	}
+	commands := transcripts(t, "docs/getting-started.md")
 	if len(commands) == 0 || commands[0].Command != "make demo" {
 		t.Fatal("docs/getting-started.md must start its transcripts with `$ make demo`")
 	}
