@@ -41,10 +41,14 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 sync-manifests: manifests ## Copy the generated CRDs and RBAC into config/crd/kustomization.yaml and the Helm chart.
 	go run ./hack/syncmanifests
 
+.PHONY: api-docs
+api-docs: manifests ## Write the book's API reference, docs/reference/api.md, from the CRDs; fails on a field without a description.
+	go run ./hack/apidocs
+
 .PHONY: check-generate
-check-generate: manifests generate sync-manifests ## Fail when generated files or go.mod are not committed.
+check-generate: manifests api-docs generate sync-manifests ## Fail when generated files or go.mod are not committed.
 	go mod tidy
-	git diff --exit-code -- . || { echo 'generated files are stale: run "make sync-manifests generate" and "go mod tidy", then commit'; exit 1; }
+	git diff --exit-code -- . || { echo 'generated files are stale: run "make sync-manifests generate api-docs" and "go mod tidy", then commit'; exit 1; }
 
 .PHONY: fmt
 fmt: ## gofmt the tree.

@@ -175,6 +175,7 @@ type Memcached struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the memcached cluster a user asks for.
 	// +kubebuilder:default={}
 	Spec MemcachedSpec `json:"spec,omitempty"`
 	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)

@@ -142,9 +142,12 @@ type MySQLBackupStatus struct {
 	// +optional
 	BinlogPosition string `json:"binlogPosition,omitempty"`
 
-	// Databases and Tables count what the backup holds.
+	// Databases counts the databases the backup holds.
 	// +optional
 	Databases int32 `json:"databases,omitempty"`
+
+	// Tables counts the tables the backup holds, over all its databases; verification compares
+	// each one's row count and checksum.
 	// +optional
 	Tables int32 `json:"tables,omitempty"`
 

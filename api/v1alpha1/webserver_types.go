@@ -178,6 +178,7 @@ type WebServer struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the web server cluster a user asks for.
 	// +kubebuilder:default={}
 	Spec WebServerSpec `json:"spec,omitempty"`
 	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)

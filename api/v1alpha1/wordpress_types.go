@@ -204,6 +204,7 @@ type WordPress struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Spec is the WordPress site a user asks for.
 	// +kubebuilder:default={}
 	Spec WordPressSpec `json:"spec,omitempty"`
 	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)

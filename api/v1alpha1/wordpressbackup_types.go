@@ -43,9 +43,11 @@ type WordPressContentBackup struct {
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
 
-	// Files and Bytes count what the archive holds.
+	// Files counts the files the archive holds.
 	// +optional
 	Files int64 `json:"files,omitempty"`
+
+	// Bytes is the size of those files before compression, in bytes.
 	// +optional
 	Bytes int64 `json:"bytes,omitempty"`
 }
