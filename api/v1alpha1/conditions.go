@@ -58,19 +58,18 @@ const (
 
 // Condition reasons shared by every kind.
 const (
-	ReasonAsExpected        = "AsExpected"
-	ReasonCreating          = "Creating"
-	ReasonScaledToZero      = "ScaledToZero"
-	ReasonReplicasNotReady  = "ReplicasNotReady"
-	ReasonRollingOut        = "RollingOut"
-	ReasonScaling           = "Scaling"
-	ReasonRolloutComplete   = "RolloutComplete"
-	ReasonProgressDeadline  = "ProgressDeadlineExceeded"
-	ReasonReplicaFailure    = "ReplicaFailure"
-	ReasonReconcileFailed   = "ReconcileFailed"
-	ReasonWaitingForObserve = "WaitingForController"
-	ReasonDowngradeRefused  = "DowngradeRefused"
-	ReasonClaimNotBound     = "ClaimNotBound"
+	ReasonAsExpected       = "AsExpected"
+	ReasonCreating         = "Creating"
+	ReasonScaledToZero     = "ScaledToZero"
+	ReasonReplicasNotReady = "ReplicasNotReady"
+	ReasonRollingOut       = "RollingOut"
+	ReasonScaling          = "Scaling"
+	ReasonRolloutComplete  = "RolloutComplete"
+	ReasonProgressDeadline = "ProgressDeadlineExceeded"
+	ReasonReplicaFailure   = "ReplicaFailure"
+	ReasonReconcileFailed  = "ReconcileFailed"
+	ReasonDowngradeRefused = "DowngradeRefused"
+	ReasonClaimNotBound    = "ClaimNotBound"
 	// ReasonNameConflict: a child's name is taken by an object this resource does not control;
 	// the operator writes nothing to that object.
 	ReasonNameConflict = "NameConflict"
