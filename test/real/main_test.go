@@ -141,7 +141,7 @@ func runOnCluster(m *testing.M) (code int) {
 	return m.Run()
 }
 
-// Pod security standards, as the README states them for each kind's pods.
+// Pod security standards, as the book states them for each kind's pods (docs/install.md).
 const (
 	restricted = "restricted"
 	baseline   = "baseline"
