@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/appkeeper/appkeeper/test/framework/doctest"
 )
 
 // parsedOnly holds the apiVersions whose objects a page may show but no API server serves here;
@@ -166,24 +168,24 @@ func (p *pageRun) judgeApply(s step, out string, err error) []problem {
 }
 
 // run runs a transcript's refusal as the page's reader would type it and compares the outputs.
-func (p *pageRun) run(ctx context.Context, c command) []problem {
+func (p *pageRun) run(ctx context.Context, c doctest.Command) []problem {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", c.text)
+	cmd := exec.CommandContext(ctx, "bash", "-c", c.Command)
 	cmd.Env, cmd.Dir, cmd.WaitDelay = p.env, apiServer.root, 5*time.Second
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return []problem{{c.line, fmt.Sprintf("this command did not end within %v, where the API server "+
+		return []problem{{c.Line, fmt.Sprintf("this command did not end within %v, where the API server "+
 			"refuses at once:\n%s\n%s", commandTimeout, shell(c), indent(string(out)))}}
 	case err != nil && !errors.As(err, &exit):
-		return []problem{{c.line, fmt.Sprintf("run this command with bash: %v\n%s\n%s", err, shell(c), indent(string(out)))}}
-	case comparable(string(out)) != comparable(c.output):
-		return []problem{{c.line, fmt.Sprintf("this command does not print what the page shows (run "+
-			"with bash in namespace %s):\n%s\n%s", p.namespace, shell(c), p.difference(c.output, string(out)))}}
+		return []problem{{c.Line, fmt.Sprintf("run this command with bash: %v\n%s\n%s", err, shell(c), indent(string(out)))}}
+	case comparable(string(out)) != comparable(output(c)):
+		return []problem{{c.Line, fmt.Sprintf("this command does not print what the page shows (run "+
+			"with bash in namespace %s):\n%s\n%s", p.namespace, shell(c), p.difference(output(c), string(out)))}}
 	case err == nil:
-		return []problem{{c.line, fmt.Sprintf("this command prints what the page shows, but succeeds: "+
+		return []problem{{c.Line, fmt.Sprintf("this command prints what the page shows, but succeeds: "+
 			"a refusal must exit non-zero, as kubectl does when the API server refuses:\n%s", shell(c))}}
 	}
 	return nil
@@ -224,8 +226,8 @@ func (p *pageRun) hint(out string) string {
 }
 
 // shell is a command as the page shows it.
-func shell(c command) string {
-	return indent("$ " + c.text)
+func shell(c doctest.Command) string {
+	return indent("$ " + c.Command)
 }
 
 func excerpt(words []string) string {

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/appkeeper/appkeeper/test/framework/doctest"
 )
 
 // TestDocs checks every page of the book: its example objects are applied in page order in a
@@ -41,7 +43,7 @@ func checkPage(t *testing.T, path string, report func(*testing.T, problem)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, unclosed := scanBlocks(string(raw))
+	blocks, unclosed := doctest.Blocks(string(raw))
 	if unclosed > 0 {
 		report(t, problem{unclosed, "this fence is never closed, so the rest of the page is one code " +
 			"block: close it with a line of backticks"})

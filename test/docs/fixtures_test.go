@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/appkeeper/appkeeper/test/framework/doctest"
 )
 
 // fixture is a page of testdata/, by its path from the repository's root.
@@ -30,80 +32,6 @@ func problems(t *testing.T, path string) []problem {
 	return found
 }
 
-func TestScanBlocks(t *testing.T) {
-	_, markdown := fixture(t, "accepted.md")
-	blocks, unclosed := scanBlocks(markdown)
-	if unclosed != 0 {
-		t.Fatalf("unclosed fence at line %d", unclosed)
-	}
-	var got []string
-	for _, b := range blocks {
-		got = append(got, fmt.Sprintf("%d %q adjoins=%v", b.line, b.lang, b.adjoins))
-	}
-	want := []string{
-		`5 "yaml" adjoins=false`,
-		`17 "yaml" adjoins=false`,
-		`29 "yaml" adjoins=false`,
-		`46 "console" adjoins=true`,
-		`56 "yaml" adjoins=false`,
-		`63 "text" adjoins=true`,
-		`70 "console" adjoins=false`,
-		`92 "" adjoins=false`,
-		`99 "yaml" adjoins=false`,
-		`108 "yaml" adjoins=false`,
-		`114 "yaml" adjoins=true`,
-		`127 "sh" adjoins=false`,
-		`131 "console" adjoins=true`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("blocks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	// The list item's block loses the item's indentation, and the here-document keeps its own.
-	if text := blocks[6].text; !strings.HasPrefix(text, "$ kubectl apply") || !strings.Contains(text, "\n  name: jobs\n") {
-		t.Errorf("the list item's block reads:\n%s", text)
-	}
-
-	_, unclosed = scanBlocks("# x\n\n```yaml\na: 1\n```\n\n  ```console\n$ true\n")
-	if unclosed != 7 {
-		t.Errorf("an unclosed fence at line 7 is reported at line %d", unclosed)
-	}
-	if blocks, _ := scanBlocks("Inline ```code``` is no fence.\n```` yaml extra\nk: v\n```\n````\n"); len(blocks) != 1 ||
-		blocks[0].lang != "yaml" || blocks[0].text != "k: v\n```\n" {
-		t.Errorf("a four-backtick fence holding ``` reads as %+v", blocks)
-	}
-}
-
-func TestParseTranscript(t *testing.T) {
-	text := "# a comment before any command\n" +
-		"$ kubectl get ws\n" +
-		"NAME   DESIRED\n" +
-		"web    3\n" +
-		"$ kubectl apply --server-side \\\n" +
-		"    -f - <<< '{}'\n" +
-		"The X \"y\" is invalid:\n" +
-		"  wrapped\n" +
-		"$ cat <<-'EOF' | kubectl apply -f -\n" +
-		"\tkind: X\n" +
-		"\tEOF\n" +
-		"Error from server (NotFound): x\n" +
-		"$ kubectl get x <<< \"$(echo a)\"\n"
-	got := parseTranscript(text, 10)
-	want := []command{
-		{line: 11, text: "kubectl get ws", output: "NAME   DESIRED\nweb    3\n"},
-		{line: 14, text: "kubectl apply --server-side \\\n    -f - <<< '{}'", output: "The X \"y\" is invalid:\n  wrapped\n"},
-		{line: 18, text: "cat <<-'EOF' | kubectl apply -f -\n\tkind: X\n\tEOF", output: "Error from server (NotFound): x\n"},
-		{line: 22, text: "kubectl get x <<< \"$(echo a)\""},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("commands:\n%#v\nwant:\n%#v", got, want)
-	}
-	for _, c := range got {
-		if refusal := isRefusal(c.output); refusal != (c.line == 14 || c.line == 18) {
-			t.Errorf("line %d: isRefusal(%q) = %v", c.line, c.output, refusal)
-		}
-	}
-}
-
 func TestIsRefusal(t *testing.T) {
 	for output, want := range map[string]bool{
 		"The WebServer \"x\" is invalid: spec.image: …":       true,
@@ -112,6 +40,8 @@ func TestIsRefusal(t *testing.T) {
 		"The operator reconciles it.":                         false,
 		"webserver.apps.appkeeper.dev/web serverside-applied": false,
 		"error: mysql/db exists":                              false,
+		"NAME   DESIRED\nweb    3":                            false,
+		"":                                                    false,
 	} {
 		if got := isRefusal(output); got != want {
 			t.Errorf("isRefusal(%q) = %v, want %v", output, got, want)
@@ -121,7 +51,7 @@ func TestIsRefusal(t *testing.T) {
 
 func TestPlanSteps(t *testing.T) {
 	_, markdown := fixture(t, "accepted.md")
-	blocks, _ := scanBlocks(markdown)
+	blocks, _ := doctest.Blocks(markdown)
 	var got []string
 	for _, s := range planSteps(blocks) {
 		line := fmt.Sprintf("%s kind=%d docs=%d", s.name(), s.kind, len(s.docs))

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/appkeeper/appkeeper/test/framework/doctest"
 	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
@@ -137,7 +138,7 @@ func monitoringCRDs(dirs ...string) ([]*apiextensionsv1.CustomResourceDefinition
 		}
 		for _, path := range paths {
 			raw, _ := os.ReadFile(filepath.Join(repoRoot(), path))
-			blocks, _ := scanBlocks(string(raw))
+			blocks, _ := doctest.Blocks(string(raw))
 			for _, s := range planSteps(blocks) {
 				for _, d := range s.docs {
 					if gvk := schema.FromAPIVersionAndKind(d.apiVersion, d.kind); gvk.Group == "monitoring.coreos.com" && d.kind != "" {

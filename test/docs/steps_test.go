@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/appkeeper/appkeeper/test/framework/doctest"
 )
 
 // stepKind is what the test does with a block, or with one command of a transcript.
@@ -32,7 +34,7 @@ type step struct {
 	// refusal is what the page shows the API server answering a yaml block with; nil when the
 	// page shows the block accepted.
 	refusal *shown
-	command command
+	command doctest.Command
 	text    string // a stray block's content
 }
 
@@ -73,35 +75,55 @@ func isTranscript(lang string) bool { return lang == "console" || lang == "" }
 func showsOutput(lang string) bool { return lang == "console" || lang == "text" || lang == "" }
 
 // planSteps turns a page's blocks into its checks, in page order.
-func planSteps(blocks []block) []step {
+func planSteps(blocks []doctest.Block) []step {
 	var steps []step
 	for i := 0; i < len(blocks); i++ {
 		b := blocks[i]
 		switch {
-		case isYAML(b.lang):
+		case isYAML(b.Lang):
 			s := yamlStep(b)
-			if next := i + 1; s.kind == applyStep && next < len(blocks) && blocks[next].adjoins &&
-				showsOutput(blocks[next].lang) && isRefusal(blocks[next].text) {
-				s.refusal = &shown{line: blocks[next].line, text: blocks[next].text}
+			if next := i + 1; s.kind == applyStep && next < len(blocks) && blocks[next].Adjoins &&
+				showsOutput(blocks[next].Lang) && isRefusal(blocks[next].Text) {
+				s.refusal = &shown{line: blocks[next].Line, text: blocks[next].Text}
 				i = next
 			}
 			steps = append(steps, s)
-		case isTranscript(b.lang) && strings.Contains("\n"+b.text, "\n$ "):
-			for _, c := range parseTranscript(b.text, b.line+1) {
-				if isRefusal(c.output) {
-					steps = append(steps, step{kind: runStep, line: c.line, lang: b.lang, command: c})
+		case isTranscript(b.Lang) && strings.Contains("\n"+b.Text, "\n$ "):
+			for _, c := range doctest.Transcript(b) {
+				if isRefusal(output(c)) {
+					steps = append(steps, step{kind: runStep, line: c.Line, lang: b.Lang, command: c})
 				}
 			}
-		case showsOutput(b.lang) && isRefusal(b.text):
-			steps = append(steps, step{kind: strayStep, line: b.line, lang: b.lang, text: b.text})
+		case showsOutput(b.Lang) && isRefusal(b.Text):
+			steps = append(steps, step{kind: strayStep, line: b.Line, lang: b.Lang, text: b.Text})
 		}
 	}
 	return steps
 }
 
+// output is a command's shown lines as one text, the form kubectl's output is judged and compared
+// in, since a page wraps a refusal's lines where kubectl does not.
+func output(c doctest.Command) string {
+	return strings.Join(c.Output, "\n")
+}
+
+// collapse joins a text's words with single spaces: pages wrap long lines where kubectl does
+// not, and indent them in list items.
+func collapse(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isRefusal tells whether shown output is the API server refusing a request, as kubectl prints
+// it. It is read with its lines joined, so that a page may wrap even the first one.
+func isRefusal(output string) bool {
+	text := collapse(output)
+	return strings.HasPrefix(text, "Error from server") ||
+		strings.HasPrefix(text, "The ") && strings.Contains(text, " is invalid:")
+}
+
 // yamlStep parses a yaml block: an applyStep when any of its documents is an object.
-func yamlStep(b block) step {
-	s := step{kind: parseStep, line: b.line, lang: b.lang, docs: splitDocuments(b.text, b.line+1)}
+func yamlStep(b doctest.Block) step {
+	s := step{kind: parseStep, line: b.Line, lang: b.Lang, docs: splitDocuments(b.Text, b.Line+1)}
 	for _, d := range s.docs {
 		if d.object() {
 			s.kind = applyStep

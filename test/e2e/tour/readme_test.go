@@ -19,8 +19,12 @@ func transcripts(t *testing.T, file string) []doctest.Command {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blocks, unclosed := doctest.Blocks(string(page))
+	if unclosed > 0 {
+		t.Fatalf("%s:%d: a code fence is never closed", file, unclosed)
+	}
 	var commands []doctest.Command
-	for _, b := range doctest.Blocks(string(page)) {
+	for _, b := range blocks {
 		if b.Lang == "console" {
 			commands = append(commands, doctest.Transcript(b)...)
 		}
