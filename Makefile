@@ -63,15 +63,15 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and 
 	$(GOLANGCI_LINT) run --build-tags e2e,real,faults ./...
 
 .PHONY: test
-test: build build-installer test-parts test-deps $(HELM) $(PROMETHEUS)/prometheus vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
+test: build build-installer test-parts vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
 .PHONY: test-parts
-test-parts: node-deps ## The control plane, the real node, its images and the test servers; downloads overlap compiles.
-	$(MAKE) --no-print-directory -j3 controlplane node images test-deps
+test-parts: node-deps docs-deps ## Every tool and part the checks and tests build, side by side so that downloads overlap compiles.
+	$(MAKE) --no-print-directory -j3 controlplane node images test-deps helm prometheus $(GOLANGCI_LINT) $(CONTROLLER_GEN)
 
 .PHONY: test-real
 test-real: build controlplane node-deps node images ## End-to-end scenarios on a real node (root): real containers for every kind.
