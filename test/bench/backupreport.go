@@ -10,6 +10,8 @@ import (
 type backupResult struct {
 	Data     *backupData     `json:"data,omitempty"`
 	Operator *backupOverhead `json:"operator,omitempty"`
+	// loads are the samples taken before the data path and before the operator's part.
+	loads []loadSample
 }
 
 const backupDataHeader = "| operation | floor | floor s | appkeeper s | ratio | dataset MB/s (floor / appkeeper) | artifact MB/s (floor / appkeeper) | artifact MB (floor / appkeeper) | client CPU s (floor / appkeeper) | server CPU s (floor / appkeeper) | appkeeper's time |\n" +
@@ -57,7 +59,7 @@ func (r *backupResult) table() string {
 // writeBackupResults prints the section when show is set and writes it to
 // <dir>/<date>-backup.md, and the figures to <dir>/latest-backup.json: a run of the backup
 // section alone leaves the other rows' files as they are.
-func writeBackupResults(dir string, r *backupResult, show bool) error {
-	return writeReport(dir, "-backup", "Backup benchmark", " Every figure of a row comes from the same run as its floor.",
-		r.table(), "backup", r, show)
+func (b *bench) writeBackupResults(r *backupResult, show bool) error {
+	return b.writeReport(report{suffix: "-backup", title: "Backup benchmark", preamble: " Every figure of a row comes from the same run as its floor.",
+		table: r.table(), key: "backup", figures: r, loads: r.loads}, show)
 }

@@ -24,12 +24,26 @@ type benchKind struct {
 	spec map[string]any
 	// typed receives the defaulted custom resource, to build the children from.
 	typed func() client.Object
-	// children are the objects the operator creates for cr, without owner references.
-	children func(cr client.Object) []client.Object
+	// children are the objects the operator creates for cr, in its order, without owner
+	// references. defaulted fills in an object as the API server would default it, without
+	// storing it, for children built from another custom resource the operator creates.
+	children func(cr client.Object, defaulted func(client.Object) error) ([]client.Object, error)
+	// gate, when set, holds back some children until another child of the same instance is
+	// ready, as the operator holds them back.
+	gate *gate
 	// primary is the child that becomes ready, named like the instance's main child.
 	primary      func() client.Object
 	primaryName  func(crName string) string
 	primaryReady func(client.Object) bool
+}
+
+// gate is a dependency between the children of one instance: those that holds picks are created
+// only once the child like sample named name(instance) is ready.
+type gate struct {
+	sample func() client.Object
+	name   func(crName string) string
+	ready  func(client.Object) bool
+	holds  func(client.Object) bool
 }
 
 var kinds = []benchKind{
@@ -37,38 +51,32 @@ var kinds = []benchKind{
 		name:  "WebServer",
 		spec:  map[string]any{"replicas": int64(1)},
 		typed: func() client.Object { return &appsv1alpha1.WebServer{} },
-		children: func(cr client.Object) []client.Object {
+		children: func(cr client.Object, _ func(client.Object) error) ([]client.Object, error) {
 			ws := cr.(*appsv1alpha1.WebServer)
 			return []client.Object{
 				typedFrom[corev1.ConfigMap](webserver.ConfigMap(ws)),
 				typedFrom[appsv1.Deployment](webserver.Deployment(ws)),
 				typedFrom[corev1.Service](webserver.Service(ws)),
-			}
+			}, nil
 		},
-		primary:     func() client.Object { return &appsv1.Deployment{} },
-		primaryName: func(name string) string { return name },
-		primaryReady: func(obj client.Object) bool {
-			d := obj.(*appsv1.Deployment)
-			return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= *d.Spec.Replicas
-		},
+		primary:      func() client.Object { return &appsv1.Deployment{} },
+		primaryName:  func(name string) string { return name },
+		primaryReady: deploymentAvailable,
 	},
 	{
 		name:  "Memcached",
 		spec:  map[string]any{"size": int64(1)},
 		typed: func() client.Object { return &appsv1alpha1.Memcached{} },
-		children: func(cr client.Object) []client.Object {
+		children: func(cr client.Object, _ func(client.Object) error) ([]client.Object, error) {
 			mc := cr.(*appsv1alpha1.Memcached)
 			return []client.Object{
 				typedFrom[appsv1.StatefulSet](memcached.StatefulSet(mc)),
 				typedFrom[corev1.Service](memcached.Service(mc)),
-			}
+			}, nil
 		},
-		primary:     func() client.Object { return &appsv1.StatefulSet{} },
-		primaryName: func(name string) string { return name },
-		primaryReady: func(obj client.Object) bool {
-			s := obj.(*appsv1.StatefulSet)
-			return s.Status.ObservedGeneration >= s.Generation && s.Status.ReadyReplicas >= *s.Spec.Replicas
-		},
+		primary:      func() client.Object { return &appsv1.StatefulSet{} },
+		primaryName:  func(name string) string { return name },
+		primaryReady: statefulSetReady,
 	},
 	{
 		name: "PodSet",
@@ -76,11 +84,11 @@ var kinds = []benchKind{
 			"containers": []any{map[string]any{"name": "sleep", "image": "busybox:1.36", "command": []any{"sleep", "3600"}}},
 		}}},
 		typed: func() client.Object { return &appsv1alpha1.PodSet{} },
-		children: func(cr client.Object) []client.Object {
+		children: func(cr client.Object, _ func(client.Object) error) ([]client.Object, error) {
 			ps := cr.(*appsv1alpha1.PodSet)
 			pod := podset.Pod(ps, 0, podset.TemplateHash(&ps.Spec.Template))
 			pod.OwnerReferences = nil
-			return []client.Object{pod}
+			return []client.Object{pod}, nil
 		},
 		primary:     func() client.Object { return &corev1.Pod{} },
 		primaryName: func(name string) string { return name + "-0" },
@@ -92,6 +100,31 @@ var kinds = []benchKind{
 			}
 			return false
 		},
+	},
+	{
+		// Its data claim binds on kwok: the claim its StatefulSet makes gets the local cluster's
+		// default StorageClass at admission, whose claims kwok's volume stages provision and bind.
+		name:  "MySQL",
+		spec:  map[string]any{},
+		typed: func() client.Object { return &appsv1alpha1.MySQL{} },
+		children: func(cr client.Object, _ func(client.Object) error) ([]client.Object, error) {
+			return mysqlChildren(cr.(*appsv1alpha1.MySQL)), nil
+		},
+		primary:      func() client.Object { return &appsv1.StatefulSet{} },
+		primaryName:  func(name string) string { return name },
+		primaryReady: statefulSetReady,
+	},
+	{
+		name:  "WordPress",
+		spec:  map[string]any{"database": map[string]any{"mysql": map[string]any{}}},
+		typed: func() client.Object { return &appsv1alpha1.WordPress{} },
+		children: func(cr client.Object, defaulted func(client.Object) error) ([]client.Object, error) {
+			return wordpressChildren(cr.(*appsv1alpha1.WordPress), defaulted)
+		},
+		gate:         wordpressGate,
+		primary:      func() client.Object { return &appsv1.Deployment{} },
+		primaryName:  func(name string) string { return name },
+		primaryReady: deploymentAvailable,
 	},
 }
 
@@ -121,6 +154,19 @@ func typedFrom[T any, PT interface {
 	}
 	obj.SetOwnerReferences(nil)
 	return obj
+}
+
+// deploymentAvailable is true when a Deployment runs its current spec with all its replicas
+// available.
+func deploymentAvailable(obj client.Object) bool {
+	d := obj.(*appsv1.Deployment)
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= *d.Spec.Replicas
+}
+
+// statefulSetReady is true when a StatefulSet runs its current spec with all its replicas ready.
+func statefulSetReady(obj client.Object) bool {
+	s := obj.(*appsv1.StatefulSet)
+	return s.Status.ObservedGeneration >= s.Generation && s.Status.ReadyReplicas >= *s.Spec.Replicas
 }
 
 // crAvailable is true when an appkeeper resource reports Available=True for its generation.

@@ -4,8 +4,10 @@
 // memory, CPU, reconcile latency and self-heal time. Its backup section times the backup data path
 // (dump and restore between a real MariaDB and versitygw) against mysqldump, gzip and mysql alone,
 // and reads what the operator spends on each backup. Its rollback section times, for every kind,
-// how soon the operator puts the last good revision back once a new image's pods crash-loop. Run
-// it with `make bench`.
+// how soon the operator puts the last good revision back once a new image's pods crash-loop.
+// Before each part it samples what other processes take of the CPU, and writes a section's results
+// only when they left the cores free (see maxOtherCores); otherwise it prints them alone. Run it
+// with `make bench`.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,11 +61,11 @@ func parseFlags() (options, error) {
 	var o options
 	sizes := flag.String("n", "100,1000", "comma-separated numbers of instances per kind")
 	large := flag.Bool("large", false, "also run 3000 instances per kind (long)")
-	kindList := flag.String("kinds", "WebServer,Memcached,PodSet", "comma-separated kinds to measure")
+	kindList := flag.String("kinds", "WebServer,Memcached,PodSet,MySQL,WordPress", "comma-separated kinds to measure")
 	flag.DurationVar(&o.idle, "idle", 60*time.Second, "how long to watch the converged operator for writes")
 	flag.IntVar(&o.selfHeals, "self-heals", 20, "children deleted one at a time to time their return")
 	flag.IntVar(&o.unrelated, "unrelated", 10000, "unrelated ConfigMaps, Secrets and Pods created in other namespaces first")
-	flag.IntVar(&o.rivals, "rivals", 10, "WebServers and Memcacheds given a resource of the other kind of the same name, which must wait without writes")
+	flag.IntVar(&o.rivals, "rivals", 10, "instances given a resource of another kind that wants a child of the same name, which must wait without writes")
 	flag.IntVar(&o.nodes, "nodes", 10, "simulated nodes")
 	flag.StringVar(&o.binary, "operator", "bin/appkeeper", "the operator binary, run out of process")
 	flag.StringVar(&o.dir, "dir", ".appkeeper/bench", "state directory of the local cluster")
@@ -99,16 +102,31 @@ func parseFlags() (options, error) {
 	if *large {
 		o.sizes = append(o.sizes, 3000)
 	}
-	o.kinds = map[string]bool{}
-	for _, k := range strings.Split(*kindList, ",") {
-		o.kinds[strings.TrimSpace(k)] = true
+	var err error
+	if o.kinds, err = kindSet("-kinds", *kindList, func(name string) bool { _, ok := kindNamed(name); return ok }); err != nil {
+		return o, err
 	}
-	o.rollbackKinds = map[string]bool{}
-	for _, k := range strings.Split(*rollbackKindList, ",") {
-		o.rollbackKinds[strings.TrimSpace(k)] = true
+	if o.rollbackKinds, err = kindSet("-rollback-kinds", *rollbackKindList, func(name string) bool {
+		return slices.ContainsFunc(rollbackKinds, func(k rollbackKind) bool { return k.name == name })
+	}); err != nil {
+		return o, err
 	}
 	o.operatorArgs = strings.Fields(*operatorArgs)
 	return o, nil
+}
+
+// kindSet reads a comma-separated list of kinds, refusing a name that known does not know: a
+// misspelt kind would otherwise leave its section with nothing to measure.
+func kindSet(flagName, list string, known func(string) bool) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, k := range strings.Split(list, ",") {
+		k = strings.TrimSpace(k)
+		if !known(k) {
+			return nil, fmt.Errorf("%s: %q is not a kind it measures", flagName, k)
+		}
+		set[k] = true
+	}
+	return set, nil
 }
 
 func main() {
@@ -133,16 +151,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	b := &bench{o: o, dir: dir}
 	// The data path needs no cluster: it runs first, on a machine without one.
 	var backups *backupResult
 	if o.sections["backup"] {
-		progress("backup: the data path against its floors")
-		data, err := measureBackupData(ctx, o)
-		if err != nil {
-			return fmt.Errorf("backup data path: %w", err)
-		}
-		backups = &backupResult{Data: data}
-		if err := writeBackupResults(o.resultsDir, backups, false); err != nil {
+		if backups, err = b.runBackupData(ctx); err != nil {
 			return err
 		}
 	}
@@ -152,15 +165,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer func() { _ = cluster.Stop() }()
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
-	if err != nil {
+	if err := b.connect(cluster); err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		return err
-	}
-	b := &bench{o: o, cluster: cluster, c: c, cs: cs, dir: dir}
 	if o.sections["kinds"] {
 		if err := b.runKinds(ctx); err != nil {
 			return err
@@ -172,13 +179,51 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	if backups != nil {
-		progress("backup: the operator's cost of %d on-demand backups", o.backups)
-		if backups.Operator, err = b.measureBackupOverhead(ctx, o.backups, backups.Data.result); err != nil {
-			return fmt.Errorf("backup overhead: %w", err)
+		if err := b.runBackupOverhead(ctx, backups); err != nil {
+			return err
 		}
-		return writeBackupResults(o.resultsDir, backups, true)
+	}
+	if len(b.refused) > 0 {
+		return fmt.Errorf("the machine was busy: %d report(s) printed but not written", len(b.refused))
 	}
 	return nil
+}
+
+// connect gives the benchmark its clients of cluster.
+func (b *bench) connect(cluster *localcluster.Cluster) error {
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.Scheme()})
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		return err
+	}
+	b.cluster, b.c, b.cs = cluster, c, cs
+	return nil
+}
+
+// runBackupData times the backup data path against its floors and writes what it has so far.
+func (b *bench) runBackupData(ctx context.Context) (*backupResult, error) {
+	r := &backupResult{loads: []loadSample{sampleLoad("the backup data path")}}
+	progress("backup: the data path against its floors")
+	data, err := measureBackupData(ctx, b.o)
+	if err != nil {
+		return nil, fmt.Errorf("backup data path: %w", err)
+	}
+	r.Data = data
+	return r, b.writeBackupResults(r, false)
+}
+
+// runBackupOverhead reads what the operator spends on each backup and writes the backup section.
+func (b *bench) runBackupOverhead(ctx context.Context, r *backupResult) error {
+	r.loads = append(r.loads, sampleLoad("the operator's backups"))
+	progress("backup: the operator's cost of %d on-demand backups", b.o.backups)
+	var err error
+	if r.Operator, err = b.measureBackupOverhead(ctx, b.o.backups, r.Data.result); err != nil {
+		return fmt.Errorf("backup overhead: %w", err)
+	}
+	return b.writeBackupResults(r, true)
 }
 
 // runKinds measures every kind at every size, after filling the cluster with unrelated objects.
@@ -187,26 +232,31 @@ func (b *bench) runKinds(ctx context.Context) error {
 	if err := b.createUnrelated(ctx); err != nil {
 		return err
 	}
-	var results []result
+	var (
+		results []result
+		loads   []loadSample
+	)
 	for _, k := range kinds {
 		if !b.o.kinds[k.name] {
 			continue
 		}
 		for _, n := range b.o.sizes {
-			progress("%s × %d", k.name, n)
+			label := fmt.Sprintf("%s × %d", k.name, n)
+			loads = append(loads, sampleLoad(label))
+			progress("%s", label)
 			r, err := b.measure(ctx, k, n)
 			if err != nil {
-				return fmt.Errorf("%s × %d: %w", k.name, n, err)
+				return fmt.Errorf("%s: %w", label, err)
 			}
 			results = append(results, r)
 			progress("%s", r.row())
 			// Written after each row, so that a run cut short keeps what it measured.
-			if err := writeResults(b.o.resultsDir, results, false); err != nil {
+			if err := b.writeResults(results, loads, false); err != nil {
 				return err
 			}
 		}
 	}
-	return writeResults(b.o.resultsDir, results, true)
+	return b.writeResults(results, loads, true)
 }
 
 func progress(format string, args ...any) {

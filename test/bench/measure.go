@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -12,23 +11,15 @@ import (
 	"sync"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/localcluster"
-	"github.com/appkeeper/appkeeper/internal/operator"
 	"github.com/appkeeper/appkeeper/test/framework/operatorproc"
 )
 
@@ -38,6 +29,8 @@ type bench struct {
 	c       client.Client
 	cs      kubernetes.Interface
 	dir     string
+	// refused holds why reports were not written.
+	refused []string
 }
 
 // startOperator runs the operator out of process, logging to logName under the state directory.
@@ -166,113 +159,6 @@ func (b *bench) createUnrelated(ctx context.Context) error {
 		}
 		return ready >= pods, nil
 	})
-}
-
-// floor times a plain client creating the children of n instances of k, then the same client
-// doing by hand what a self-heal asks of the operator (see floorHeal).
-func (b *bench) floor(ctx context.Context, k benchKind, n int, r *result) error {
-	ns := fmt.Sprintf("floor-%s-%d", strings.ToLower(k.name), n)
-	if err := b.createNamespace(ctx, ns); err != nil {
-		return err
-	}
-	defer func() { _ = b.deleteNamespace(ctx, ns) }()
-	// The children are built from the defaulted resource, which a dry run gives without storing it.
-	objects := make([][]client.Object, n)
-	if err := parallel(n, func(i int) error {
-		cr := k.newCR(ns, instanceName(k, i))
-		if err := b.c.Create(ctx, cr, client.DryRunAll); err != nil {
-			return err
-		}
-		typed := k.typed()
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(cr.Object, typed); err != nil {
-			return err
-		}
-		objects[i] = k.children(typed)
-		return nil
-	}); err != nil {
-		return err
-	}
-	// Create fills the objects in; the self-heal rounds create the children again from these.
-	pristine := make([]client.Object, min(b.o.selfHeals, n))
-	for i := range pristine {
-		pristine[i] = primaryOf(k, objects[i])
-	}
-	ready, err := watchReady(ctx, b.cluster.Config, ns, k.primary(), k.primaryReady)
-	if err != nil {
-		return err
-	}
-	defer ready.stop()
-	start := time.Now()
-	if err := parallel(n, func(i int) error {
-		for _, obj := range objects[i] {
-			if err := b.c.Create(ctx, obj); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	r.Timeline.FloorChildrenCreatedS = round2(time.Since(start).Seconds())
-	if err := ready.waitCount(ctx, n, convergeTimeout); err != nil {
-		return err
-	}
-	r.FloorS = time.Since(start).Seconds()
-	times, err := b.floorHeal(ctx, ready, pristine)
-	if err != nil {
-		return fmt.Errorf("self-heal floor: %w", err)
-	}
-	r.FloorSingleMS, r.FloorSingleP99MS = percentileMS(times, 0.50), percentileMS(times, 0.99)
-	return nil
-}
-
-// floorHeal times a plain client doing what a self-heal asks of the operator, one instance at a
-// time: delete the main child, see it gone, create it again and wait until it is ready. It is the
-// fastest any client can put a deleted child back on this cluster, waits and all.
-func (b *bench) floorHeal(ctx context.Context, ready *readiness, children []client.Object) ([]time.Duration, error) {
-	times := make([]time.Duration, 0, len(children))
-	for _, child := range children {
-		name := child.GetName()
-		if err := ready.waitName(ctx, name, healTimeout); err != nil {
-			return nil, err
-		}
-		uid := ready.uid(name)
-		start := time.Now()
-		if err := b.c.Delete(ctx, child.DeepCopyObject().(client.Object)); err != nil {
-			return nil, err
-		}
-		if err := ready.waitGone(ctx, name, uid, healTimeout); err != nil {
-			return nil, err
-		}
-		// Like a controller, the client creates the child again whenever it disappears: kwok, which
-		// deletes pods by name, can take a pod created under the name of one it just deleted.
-		for {
-			obj := child.DeepCopyObject().(client.Object)
-			if err := b.c.Create(ctx, obj); err != nil {
-				return nil, err
-			}
-			gone, err := ready.waitReadyOrGone(ctx, name, obj.GetUID(), healTimeout)
-			if err != nil {
-				return nil, err
-			}
-			if !gone {
-				break
-			}
-		}
-		times = append(times, time.Since(start))
-	}
-	return times, nil
-}
-
-// primaryOf picks the main child out of an instance's children, as a copy.
-func primaryOf(k benchKind, children []client.Object) client.Object {
-	want := fmt.Sprintf("%T", k.primary())
-	for _, obj := range children {
-		if fmt.Sprintf("%T", obj) == want {
-			return obj.DeepCopyObject().(client.Object)
-		}
-	}
-	panic(fmt.Sprintf("%s has no child of type %s", k.name, want))
 }
 
 func instanceName(k benchKind, i int) string { return fmt.Sprintf("%s-%d", strings.ToLower(k.name), i) }
@@ -512,77 +398,6 @@ func percentileMS(times []time.Duration, q float64) float64 {
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	rank := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return round2(ms(sorted[max(rank, 0)]))
-}
-
-// serverWrites reads from the API server's metrics the writes only the operator makes: server-side
-// applies of any resource and updates of appkeeper resources, by verb and resource; and the
-// histogram of the time the API server took to answer them.
-func (b *bench) serverWrites(ctx context.Context) (map[string]float64, *operatorproc.Snapshot, error) {
-	raw, err := b.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the API server's metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	if err != nil {
-		return nil, nil, err
-	}
-	writes := map[string]float64{}
-	for _, m := range families["apiserver_request_total"].GetMetric() {
-		verb, group := operatorproc.Label(m, "verb"), operatorproc.Label(m, "group")
-		if operatorproc.Label(m, "code") == "409" && (verb == "APPLY" || group == appsv1alpha1.GroupVersion.Group || operatorproc.Label(m, "resource") == "events") {
-			// Conflicts of the requests the operator makes, to tell which one met a 409.
-			writes["409 "+strings.ToLower(verb)+" "+operatorproc.Label(m, "resource")] += m.GetCounter().GetValue()
-		}
-		if !operatorWrite(m) {
-			continue
-		}
-		resource := operatorproc.Label(m, "resource")
-		if sub := operatorproc.Label(m, "subresource"); sub != "" {
-			resource += "/" + sub
-		}
-		writes[strings.ToLower(verb)+" "+resource] += m.GetCounter().GetValue()
-	}
-	latency := &operatorproc.Snapshot{Buckets: map[float64]float64{}}
-	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
-		if !operatorWrite(m) {
-			continue
-		}
-		for _, bucket := range m.GetHistogram().GetBucket() {
-			latency.Buckets[bucket.GetUpperBound()] += float64(bucket.GetCumulativeCount())
-		}
-	}
-	return writes, latency, nil
-}
-
-// operatorWrite tells whether an API server metric counts requests only the operator makes. The
-// benchmark itself creates the custom resources; the operator never does.
-func operatorWrite(m *dto.Metric) bool {
-	verb, group := operatorproc.Label(m, "verb"), operatorproc.Label(m, "group")
-	return verb == "APPLY" || (group == appsv1alpha1.GroupVersion.Group && isWrite(verb) && verb != "POST")
-}
-
-func isWrite(verb string) bool {
-	switch verb {
-	case "POST", "PUT", "PATCH", "DELETE", "APPLY":
-		return true
-	}
-	return false
-}
-
-// operatorEvents counts the Events the operator has reported in ns.
-func (b *bench) operatorEvents(ctx context.Context, ns string) (float64, error) {
-	list := &eventsv1.EventList{}
-	if err := b.c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return 0, err
-	}
-	count := 0.0
-	for _, e := range list.Items {
-		if e.ReportingController == operator.Name {
-			count++
-		}
-	}
-	return count, nil
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }

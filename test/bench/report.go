@@ -106,8 +106,8 @@ func perCR(counts map[string]float64) string {
 }
 
 // writeResults prints the table when show is set and writes it to <dir>/<date>.md, and the figures to
-// <dir>/latest.json.
-func writeResults(dir string, results []result, show bool) error {
+// <dir>/latest.json; loads are the samples taken before the measurements.
+func (b *bench) writeResults(results []result, loads []loadSample, show bool) error {
 	var table strings.Builder
 	table.WriteString(tableHeader)
 	for _, r := range results {
@@ -117,35 +117,74 @@ func writeResults(dir string, results []result, show bool) error {
 	for _, r := range results {
 		table.WriteString(r.timelineRow() + "\n")
 	}
-	return writeReport(dir, "", "Benchmark", " Every figure of a row comes from the same run as its floor.", table.String(),
-		"results", results, show)
+	return b.writeReport(report{title: "Benchmark", preamble: " Every figure of a row comes from the same run as its floor." + kindsNotes,
+		table: table.String(), key: "results", figures: results, loads: loads}, show)
 }
 
-// writeReport prints table when show is set and writes one section of the benchmark: the table
-// under title and a line on the machine, then preamble, to <dir>/<date><suffix>.md, and figures
-// under key to <dir>/latest<suffix>.json. A section run alone leaves the other sections' files as
-// they are.
-func writeReport(dir, suffix, title, preamble, table, key string, figures any, show bool) error {
+// kindsNotes says what the kinds section does for the kinds whose children depend on each other,
+// and which children its self-heal and rivals take.
+const kindsNotes = "\n\nA MySQL's floor creates what the operator does: the generated credentials and backup account " +
+	"Secrets (random passwords), both Services, my.cnf and the StatefulSet, whose data claim kwok binds. A WordPress runs " +
+	"its own MySQL: its floor creates the MySQL resource and that MySQL's children, the salts, the wp-content claim and " +
+	"the Service, and the Deployment only once the MySQL's StatefulSet is ready, as the operator waits for the MySQL to be " +
+	"Available. Self-heal deletes the main child: the Deployment of a WebServer or WordPress, the StatefulSet of a " +
+	"Memcached or MySQL, a PodSet's first pod. Rivals want the instance's Service: a Memcached for a WebServer or a " +
+	"WordPress, a WebServer for a Memcached or a MySQL; a PodSet has none, its children being pods, which the operator " +
+	"makes for no other kind."
+
+// report is one section of the benchmark as written to <dir>/<date><suffix>.md, with its figures
+// under key in <dir>/latest<suffix>.json; loads are the samples taken before its parts.
+type report struct {
+	suffix, title, preamble, table, key string
+	figures                             any
+	loads                               []loadSample
+}
+
+// writeReport prints the table when show is set and writes the section: the table under the title
+// and lines on the machine, then the preamble. A section run alone leaves the other sections'
+// files as they are. When another process held the cores before a part of it, nothing is
+// written: the files keep what was written before, while the machine was quiet.
+func (b *bench) writeReport(r report, show bool) error {
 	if show {
-		fmt.Print(table)
+		fmt.Print(r.table)
+	}
+	now := time.Now()
+	dir := b.o.resultsDir
+	md, latest := filepath.Join(dir, now.Format("2006-01-02")+r.suffix+".md"), filepath.Join(dir, "latest"+r.suffix+".json")
+	if why := busyReason(r.loads); why != "" {
+		if show {
+			refusal := fmt.Sprintf("%s and %s not written: %s", md, latest, why)
+			fmt.Fprintln(os.Stderr, "bench: "+refusal)
+			b.refused = append(b.refused, refusal)
+		}
+		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	now := time.Now()
 	load := loadAverage()
-	doc := fmt.Sprintf("# %s %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s.%s\n\n%s",
-		title, now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, preamble, table)
-	if err := os.WriteFile(filepath.Join(dir, now.Format("2006-01-02")+suffix+".md"), []byte(doc), 0o644); err != nil {
+	doc := fmt.Sprintf("# %s %s\n\nMachine: %d cores, %s/%s; load average (1, 5, 15 min) at the end: %s.%s%s\n\n%s",
+		r.title, now.Format("2006-01-02 15:04"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, load, loadNote(r.loads), r.preamble, r.table)
+	if err := os.WriteFile(md, []byte(doc), 0o644); err != nil {
 		return err
 	}
 	raw, err := json.MarshalIndent(map[string]any{
-		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, key: figures,
+		"date": now.Format(time.RFC3339), "cores": runtime.NumCPU(), "load_average": load, "load_before": r.loads, r.key: r.figures,
 	}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "latest"+suffix+".json"), append(raw, '\n'), 0o644)
+	return os.WriteFile(latest, append(raw, '\n'), 0o644)
+}
+
+// loadNote tells what the machine was doing before each part of a section.
+func loadNote(loads []loadSample) string {
+	parts := make([]string, 0, len(loads))
+	for _, s := range loads {
+		parts = append(parts, fmt.Sprintf("before %s: %s", s.Before, s))
+	}
+	return fmt.Sprintf(" CPU used by processes outside the benchmark over %s, results being written only when it is "+
+		"at most %.1f core each time: %s.", loadSampleTime, maxOtherCores, strings.Join(parts, "; "))
 }
 
 // loadAverage is the machine's load over 1, 5 and 15 minutes, which shows whether other work shared

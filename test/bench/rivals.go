@@ -12,8 +12,13 @@ import (
 )
 
 // rivalKinds maps a kind to the kind whose resource of the same name wants a child of the same
-// name: a WebServer and a Memcached both name their Service after themselves.
-var rivalKinds = map[string]string{"WebServer": "Memcached", "Memcached": "WebServer"}
+// name: every kind but PodSet names its client Service after itself. The rival is one that
+// becomes Available all the same, its workload named apart from the instance's: a Memcached's
+// StatefulSet would take a MySQL's, a WebServer's Deployment a WordPress's. A PodSet has none:
+// its children are pods, which the operator makes for no other kind.
+var rivalKinds = map[string]string{
+	"WebServer": "Memcached", "Memcached": "WebServer", "MySQL": "WebServer", "WordPress": "Memcached",
+}
 
 // createRivals creates, for the first o.rivals instances of k in ns, a resource of the rival kind
 // with the same name, and waits until each reports the name conflict with its other children

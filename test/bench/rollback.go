@@ -55,6 +55,7 @@ const rollbackTimeout = 2 * time.Minute
 
 // runRollback measures every kind's rollback with its own operator process.
 func (b *bench) runRollback(ctx context.Context) error {
+	loads := []loadSample{sampleLoad("the rollback section")}
 	op, err := b.startOperator(ctx, "operator-rollback.log", false, b.o.operatorArgs)
 	if err != nil {
 		return err
@@ -72,11 +73,11 @@ func (b *bench) runRollback(ctx context.Context) error {
 		}
 		results = append(results, r)
 		progress("%s", r.row())
-		if err := writeRollbackResults(b.o.resultsDir, results, false); err != nil {
+		if err := b.writeRollbackResults(results, loads, false); err != nil {
 			return err
 		}
 	}
-	return writeRollbackResults(b.o.resultsDir, results, true)
+	return b.writeRollbackResults(results, loads, true)
 }
 
 // measureRollback creates n instances of k, waits until their first revision is the last good one,

@@ -34,16 +34,17 @@ func (r rollbackResult) row() string {
 
 // writeRollbackResults prints the section when show is set and writes it to
 // <dir>/<date>-rollback.md, and the figures to <dir>/latest-rollback.json.
-func writeRollbackResults(dir string, results []rollbackResult, show bool) error {
+func (b *bench) writeRollbackResults(results []rollbackResult, loads []loadSample, show bool) error {
 	var table strings.Builder
 	table.WriteString(rollbackHeader)
 	for _, r := range results {
 		table.WriteString(r.row() + "\n")
 	}
-	return writeReport(dir, "-rollback", "Rollback benchmark", "\n\n"+
-		"Each instance, once its first revision is the last good one, is asked for an image tagged `broken`, whose pods "+
-		"crash-loop on kwok's nodes, with a progress deadline of 30 s; one instance at a time, the next once the previous "+
-		"is Available again. Times are when the benchmark's watches delivered each step. \"Rolled back\" is the workload's "+
-		"pod template back on the good image (a PodSet's first pod of the good image); \"Available again\" is the instance "+
-		"Available and no longer Progressing, with Degraded reason RolledBack.", table.String(), "rollback", results, show)
+	return b.writeReport(report{suffix: "-rollback", title: "Rollback benchmark", preamble: "\n\n" +
+		"Each instance, once its first revision is the last good one, is asked for an image tagged `broken`, whose pods " +
+		"crash-loop on kwok's nodes, with a progress deadline of 30 s; one instance at a time, the next once the previous " +
+		"is Available again. Times are when the benchmark's watches delivered each step. \"Rolled back\" is the workload's " +
+		"pod template back on the good image (a PodSet's first pod of the good image); \"Available again\" is the instance " +
+		"Available and no longer Progressing, with Degraded reason RolledBack.",
+		table: table.String(), key: "rollback", figures: results, loads: loads}, show)
 }

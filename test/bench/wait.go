@@ -28,10 +28,19 @@ type readiness struct {
 	gone    map[types.UID]bool
 	changed chan struct{}
 	cancel  context.CancelFunc
+	// then, when set, is called with the name of each object that turns ready.
+	then func(name string)
 }
 
 // watchReady starts following objects like sample in ns; isReady decides for each object.
 func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.Object, isReady func(client.Object) bool) (*readiness, error) {
+	return watchReadyThen(ctx, cfg, ns, sample, isReady, nil)
+}
+
+// watchReadyThen is watchReady that also calls then, when not nil, with the name of each object
+// that turns ready. then runs on the informer's goroutine and must not block: every wait on this
+// readiness would stall behind it.
+func watchReadyThen(ctx context.Context, cfg *rest.Config, ns string, sample client.Object, isReady func(client.Object) bool, then func(name string)) (*readiness, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	c, err := cache.New(cfg, cache.Options{Scheme: operator.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
@@ -44,7 +53,7 @@ func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.
 		return nil, err
 	}
 	r := &readiness{present: map[string]types.UID{}, ready: map[string]bool{}, gone: map[types.UID]bool{},
-		changed: make(chan struct{}, 1), cancel: cancel}
+		changed: make(chan struct{}, 1), cancel: cancel, then: then}
 	update := func(obj any) {
 		o, ok := obj.(client.Object)
 		if !ok {
@@ -78,6 +87,7 @@ func watchReady(ctx context.Context, cfg *rest.Config, ns string, sample client.
 func (r *readiness) set(name string, uid types.UID, ready bool) {
 	r.mu.Lock()
 	r.present[name] = uid
+	turned := ready && !r.ready[name]
 	if ready {
 		r.ready[name] = true
 	} else {
@@ -85,6 +95,9 @@ func (r *readiness) set(name string, uid types.UID, ready bool) {
 	}
 	r.mu.Unlock()
 	r.notify()
+	if turned && r.then != nil {
+		r.then(name)
+	}
 }
 
 func (r *readiness) remove(name string, uid types.UID) {
