@@ -236,6 +236,13 @@ func (b *bench) runKinds(ctx context.Context) error {
 		results []result
 		loads   []loadSample
 	)
+	// The peer operator is timed after each Memcached size, on the same cluster.
+	peer := b.o.kinds["Memcached"]
+	if peer {
+		if err := installPeerCRD(ctx, b.cluster.Config); err != nil {
+			return err
+		}
+	}
 	for _, k := range kinds {
 		if !b.o.kinds[k.name] {
 			continue
@@ -250,6 +257,16 @@ func (b *bench) runKinds(ctx context.Context) error {
 			}
 			results = append(results, r)
 			progress("%s", r.row())
+			if peer && k.name == "Memcached" {
+				loads = append(loads, sampleLoad(label+" (peer)"))
+				progress("%s × %d", peerRowKind, n)
+				p, err := b.measurePeer(ctx, n, &results[len(results)-1])
+				if err != nil {
+					return fmt.Errorf("%s × %d: %w", peerRowKind, n, err)
+				}
+				results = append(results, p)
+				progress("%s", p.row())
+			}
 			// Written after each row, so that a run cut short keeps what it measured.
 			if err := b.writeResults(results, loads, false); err != nil {
 				return err

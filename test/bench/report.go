@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ type result struct {
 	FloorS                float64            `json:"floor_s"`
 	OperatorS             float64            `json:"operator_s"`
 	Ratio                 float64            `json:"ratio"`
+	PeerRatio             float64            `json:"ratio_to_peer,omitempty"` // a Memcached row's time over the peer's
 	CreationRequestsPerCR map[string]float64 `json:"creation_requests_per_cr"`
 	CreationWritesPerCR   map[string]float64 `json:"creation_writes_per_cr"`
 	Conflicts409          float64            `json:"conflicts_409"`
@@ -45,6 +47,28 @@ type result struct {
 	FloorSingleMS              float64            `json:"floor_single_ms"`
 	FloorSingleP99MS           float64            `json:"floor_single_p99_ms"`
 	Timeline                   timeline           `json:"timeline"`
+	// peer marks the peer operator's row, of which only the creation figures are measured.
+	peer bool
+}
+
+// MarshalJSON writes a peer row with only the figures measured for it.
+func (r result) MarshalJSON() ([]byte, error) {
+	type plain result
+	if !r.peer {
+		return json.Marshal(plain(r))
+	}
+	t := r.Timeline
+	return json.Marshal(struct {
+		Kind      string  `json:"kind"`
+		N         int     `json:"n"`
+		FloorS    float64 `json:"floor_s"`
+		OperatorS float64 `json:"operator_s"`
+		Ratio     float64 `json:"ratio"`
+		Timeline  any     `json:"timeline"`
+	}{r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, map[string]float64{
+		"floor_children_created_s": t.FloorChildrenCreatedS, "crs_created_s": t.CRsCreatedS,
+		"children_created_s": t.ChildrenCreatedS, "children_ready_s": t.ChildrenReadyS, "reconciles_per_cr": t.ReconcilesPerCR,
+	}})
 }
 
 // timeline is when each stage of creation was done, in seconds from the first create: it tells
@@ -75,17 +99,29 @@ const timelineHeader = "| kind | N | floor: children created | floor: children r
 
 func (r result) timelineRow() string {
 	t := r.Timeline
+	if r.peer {
+		return fmt.Sprintf("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | – | – |", r.Kind, r.N,
+			t.FloorChildrenCreatedS, r.FloorS, t.CRsCreatedS, t.ChildrenCreatedS, t.ChildrenReadyS, r.OperatorS, t.ReconcilesPerCR)
+	}
 	return fmt.Sprintf("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.1f / %.1f |", r.Kind, r.N,
 		t.FloorChildrenCreatedS, r.FloorS, t.CRsCreatedS, t.ChildrenCreatedS, t.ChildrenReadyS, r.OperatorS,
 		t.ReconcilesPerCR, t.CPUMSPerReconcile, t.ServerWriteP50MS, t.ServerWriteP99MS)
 }
 
-const tableHeader = "| kind | N | floor s | operator s | ratio | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | rivals waiting | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
-	"| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+const tableHeader = "| kind | N | floor s | operator s | ratio | appkeeper/peer | requests/CR at creation (operator's client) | writes/CR at creation (API server) | 409s | rivals waiting | idle writes 60 s | idle reconciles 60 s | RSS MiB (empty → N) | KiB/CR | heap in use MiB (empty → N) | CPU s | reconcile p50/p99 ms (creation) | reconcile p50/p99 ms (self-heal) | self-heal p50/p99 ms | floor self-heal p50/p99 ms |\n" +
+	"| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 
 func (r result) row() string {
-	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %s | %.0f | %d | %.0f | %.0f | %.0f → %.0f | %.0f | %.0f → %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |",
-		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, perCR(r.CreationRequestsPerCR), perCR(r.CreationWritesPerCR),
+	if r.peer {
+		return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | – |%s", r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio,
+			strings.Repeat(" – |", 14))
+	}
+	vsPeer := "–"
+	if r.PeerRatio > 0 {
+		vsPeer = fmt.Sprintf("%.2f", r.PeerRatio)
+	}
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.2f | %s | %s | %s | %.0f | %d | %.0f | %.0f | %.0f → %.0f | %.0f | %.0f → %.0f | %.1f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f | %.0f / %.0f |",
+		r.Kind, r.N, r.FloorS, r.OperatorS, r.Ratio, vsPeer, perCR(r.CreationRequestsPerCR), perCR(r.CreationWritesPerCR),
 		r.Conflicts409, r.Rivals, r.IdleWrites60s, r.IdleReconciles60s, r.RSSStartMiB, r.RSSMiB, r.RSSPerCRKiB, r.HeapStartMiB, r.HeapMiB, r.CPUS,
 		r.ReconcileP50MS, r.ReconcileP99MS, r.SteadyReconcileP50MS, r.SteadyReconcileP99MS,
 		r.SelfHealP50MS, r.SelfHealP99MS, r.FloorSingleMS, r.FloorSingleP99MS)
@@ -117,7 +153,11 @@ func (b *bench) writeResults(results []result, loads []loadSample, show bool) er
 	for _, r := range results {
 		table.WriteString(r.timelineRow() + "\n")
 	}
-	return b.writeReport(report{title: "Benchmark", preamble: " Every figure of a row comes from the same run as its floor." + kindsNotes,
+	notes := kindsNotes
+	if slices.ContainsFunc(results, func(r result) bool { return r.peer }) {
+		notes += peerNotes
+	}
+	return b.writeReport(report{title: "Benchmark", preamble: " Every figure of a row comes from the same run as its floor." + notes,
 		table: table.String(), key: "results", figures: results, loads: loads}, show)
 }
 
@@ -131,6 +171,14 @@ const kindsNotes = "\n\nA MySQL's floor creates what the operator does: the gene
 	"Memcached or MySQL, a PodSet's first pod. Rivals want the instance's Service: a Memcached for a WebServer or a " +
 	"WordPress, a WebServer for a Memcached or a MySQL; a PodSet has none, its children being pods, which the operator " +
 	"makes for no other kind."
+
+// peerNotes says what the peer's row measures.
+const peerNotes = "\n\nThe Memcached (peer) rows time the operator of the operator-sdk and kubebuilder Memcached tutorial, " +
+	"written to the same contract and run in the benchmark's process right after appkeeper's Memcached row of the same " +
+	"size, in a namespace of its own: one reconcile at a time (MaxConcurrentReconciles 1, as the tutorial leaves it), a " +
+	"Deployment per resource, Available=True once the Deployment's available replicas equal the size. Its floor is a " +
+	"plain client creating those Deployments; appkeeper/peer is appkeeper's time over the peer's. Only its creation is " +
+	"measured: its requests, memory and CPU share the benchmark's process, and it has no self-heal or idle figures."
 
 // report is one section of the benchmark as written to <dir>/<date><suffix>.md, with its figures
 // under key in <dir>/latest<suffix>.json; loads are the samples taken before its parts.
