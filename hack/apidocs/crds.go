@@ -3,17 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
 
+	"github.com/appkeeper/appkeeper/config/crd"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
 
 // kindOrder is the order of the page: the kinds that run an application, from the simplest, then
@@ -36,29 +34,20 @@ type column struct {
 	Wide                        bool
 }
 
-// loadCRDs reads every CRD of dir, in the order of the page.
-func loadCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+// loadCRDs returns every CRD controller-gen generated, in the order of the page. The CRDs are
+// embedded when this program is built, which go run does after make manifests has written them.
+func loadCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := crd.Definitions()
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s holds no CRD: run make manifests", dir)
+	if len(crds) == 0 {
+		return nil, errors.New("config/crd/bases holds no CRD: run make manifests")
 	}
-	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(paths))
-	for _, path := range paths {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
+	for _, c := range crds {
+		if c.Kind != "CustomResourceDefinition" {
+			return nil, fmt.Errorf("config/crd/bases holds a %q named %s, not a CustomResourceDefinition", c.Kind, c.Name)
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if crd.Kind != "CustomResourceDefinition" {
-			return nil, fmt.Errorf("%s is a %q, not a CustomResourceDefinition", path, crd.Kind)
-		}
-		crds = append(crds, crd)
 	}
 	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
 		return compareKinds(a.Spec.Names.Kind, b.Spec.Names.Kind)

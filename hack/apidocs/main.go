@@ -24,17 +24,16 @@ import (
 )
 
 func main() {
-	crdDir := flag.String("crds", "config/crd/bases", "the directory of the CRDs controller-gen generates")
 	out := flag.String("o", "docs/reference/api.md", "the page to write")
 	flag.Parse()
-	if err := run(*crdDir, *out); err != nil {
+	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "api-docs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(crdDir, out string) error {
-	crds, err := loadCRDs(crdDir)
+func run(out string) error {
+	crds, err := loadCRDs()
 	if err != nil {
 		return err
 	}
