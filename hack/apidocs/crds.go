@@ -8,10 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/appkeeper/appkeeper/config/crd"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/appkeeper/appkeeper/config/crd"
 )
 
 // kindOrder is the order of the page: the kinds that run an application, from the simplest, then
