@@ -14,12 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/appkeeper/appkeeper/test/framework/doctest"
+	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
 // commandTimeout bounds one command of the page; the page's own waits are shorter.
@@ -73,7 +73,7 @@ func startDemo(t *testing.T, reader string, demo doctest.Command) {
 	args := demoCommand(t)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = reader
-	out := &lockedLines{}
+	out := &testservers.Output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -148,22 +148,4 @@ func runAsReader(dir string, exports []string, command string) (string, error) {
 		return string(printed), fmt.Errorf("failed: %w", err)
 	}
 	return string(printed), nil
-}
-
-// lockedLines collects a process's output while the test reads it.
-type lockedLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

@@ -48,13 +48,13 @@ type ObjectStore struct {
 	Dir    string
 	Client *minio.Client
 	cmd    *exec.Cmd
-	log    *syncBuilder
+	log    *Output
 }
 
 // StartObjectStore starts versitygw and creates the bucket "backups".
 func StartObjectStore(ctx context.Context, o ObjectStoreOptions) (_ *ObjectStore, err error) {
 	s := &ObjectStore{Bucket: "backups", Region: "us-east-1", AccessKey: "appkeeper-test", SecretKey: "appkeeper-test-secret",
-		Dir: o.Dir, log: &syncBuilder{}}
+		Dir: o.Dir, log: &Output{}}
 	port, err := FreePort(o.Host)
 	if err != nil {
 		return nil, err
@@ -123,19 +123,20 @@ func FreePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// syncBuilder collects a process's output, which its pipes write from other goroutines.
-type syncBuilder struct {
+// Output collects a process's output, which its pipes write from other goroutines while a test
+// reads it.
+type Output struct {
 	mu sync.Mutex
 	b  strings.Builder
 }
 
-func (w *syncBuilder) Write(p []byte) (int, error) {
+func (w *Output) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
 
-func (w *syncBuilder) String() string {
+func (w *Output) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
