@@ -44,6 +44,13 @@ func Child[T client.Object, AC runtime.ApplyConfiguration](
 	if err != nil {
 		return Unchanged, before, err
 	}
+	return over(ctx, c, owner, key, found, live, desired, extract)
+}
+
+// over applies desired as Child does, to live as just read: found tells whether it exists.
+func over[T client.Object, AC runtime.ApplyConfiguration](
+	ctx context.Context, c kube.Client, owner client.Object, key client.ObjectKey, found bool, live T, desired AC, extract Extractor[T, AC],
+) (result Result, before T, err error) {
 	if !found {
 		if err := c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
 			return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)

@@ -36,6 +36,8 @@ type Pass[T Instance] struct {
 	// applies and the rollout status it leaves. Until a step decides, the rollout stays as it was.
 	Desired  rollout.Revision
 	Decision rollout.Decision
+	// Created collects the children the pass creates, reported in one Event at its end.
+	Created Creations
 
 	end      *End
 	kind     string
@@ -123,9 +125,10 @@ type End struct {
 // a pass that ends before writes no status.
 func (p *Pass[T]) OnFinish(end End) { p.end = &end }
 
-// finish ends the pass: it completes the rollout, computes the status, warns when the instance
+// finish ends the pass: it reports what it created, completes the rollout, computes the status, warns when the instance
 // turns Degraded, writes the status once if it changed, and sets the retry and the next check.
 func (p *Pass[T]) finish(ctx context.Context, result *ctrl.Result, err *error) {
+	p.Created.report(p.recorder, p.Instance)
 	if p.end == nil {
 		return
 	}

@@ -33,3 +33,20 @@ func TestObservedIsNilUntilTheChildIsRead(t *testing.T) {
 		t.Errorf("Observed(a Deployment read) = %v, want it", got)
 	}
 }
+
+func TestJoinAnd(t *testing.T) {
+	tests := []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"Service web"}, "Service web"},
+		{[]string{"Deployment web", "Service web"}, "Deployment web and Service web"},
+		{[]string{"ConfigMap a", "Deployment b", "Service c"}, "ConfigMap a, Deployment b and Service c"},
+	}
+	for _, tt := range tests {
+		if got := joinAnd(tt.items); got != tt.want {
+			t.Errorf("joinAnd(%q) = %q, want %q", tt.items, got, tt.want)
+		}
+	}
+}

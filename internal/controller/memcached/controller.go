@@ -78,8 +78,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	}
 
 	if err := pass.Concurrently(
-		func() error { return r.reconcileStatefulSet(ctx, target, sts) },
-		func() error { return r.reconcileService(ctx, target) },
+		func() error { return r.reconcileStatefulSet(ctx, target, sts, &p.Created) },
+		func() error { return r.reconcileService(ctx, target, &p.Created) },
 		func() error {
 			return r.PodMonitors.Reconcile(ctx, r.Client, mc, target.Spec.Monitoring.Enabled, mc.SelectorLabels())
 		},
@@ -94,7 +94,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	return ctrl.Result{RequeueAfter: recheck}, err
 }
 
-func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached) error {
+func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached, created *pass.Creations) error {
 	svc := &corev1.Service{}
 	result, _, err := apply.Child(ctx, r.Client, mc, mc.ChildName(),
 		svc, resources.Service(mc), corev1ac.ExtractService)
@@ -102,13 +102,13 @@ func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memc
 		return fmt.Errorf("service of Memcached %s/%s: %w", mc.Namespace, mc.Name, err)
 	}
 	if result == apply.Created {
-		event.Created.Emit(r.Recorder, mc, svc, "created headless Service %s", mc.ChildName())
+		created.Add(svc, "headless Service %s", mc.ChildName())
 	}
 	return nil
 }
 
 // reconcileStatefulSet applies the StatefulSet; sts receives it as the API server has it afterwards.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet) error {
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, created *pass.Creations) error {
 	if problem := resources.MemoryProblem(mc.Spec); problem != "" {
 		// The members keep the last spec that could work.
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, sts); client.IgnoreNotFound(err) != nil {
@@ -123,8 +123,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 	}
 	switch {
 	case result == apply.Created:
-		event.Created.Emit(r.Recorder, mc, sts,
-			"created StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
+		created.Add(sts, "StatefulSet %s with %d members of %s", mc.ChildName(), mc.DesiredSize(), mc.Spec.Image)
 	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != mc.DesiredSize():
 		event.Scaled.Emit(r.Recorder, mc, nil,
 			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())

@@ -116,10 +116,11 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		Status:          func(passErr error) error { return r.observeStatus(ctx, p, &seen, passErr) },
 	})
 
-	if err := r.reconcileCredentials(ctx, m); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.reconcileServices(ctx, m); err != nil {
+	// The Services hold no data: they are applied while the credentials are checked.
+	if err := pass.Concurrently(
+		func() error { return r.reconcileCredentials(ctx, m, &p.Created) },
+		func() error { return r.reconcileServices(ctx, m) },
+	); err != nil {
 		return ctrl.Result{}, err
 	}
 	sts := &appsv1.StatefulSet{}
@@ -157,17 +158,19 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	target := built(m, seen.target)
 	// The accounts mysqld makes at its start follow the pod it starts in: a rolled back revision
 	// brings back its own exporter, or takes it away, whatever the spec says.
-	if err := r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := apply.Ensure(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
+	if err := pass.Concurrently(
+		func() error { return r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled) },
+		func() error {
+			return apply.Ensure(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap)
+		},
+	); err != nil {
 		return ctrl.Result{}, err
 	}
 	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim)
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}
-	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack); err != nil {
+	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); err != nil {
 		return ctrl.Result{}, err
 	}
 	seen.applied = target
@@ -211,15 +214,19 @@ func dataImage(claim *corev1.PersistentVolumeClaim) string {
 }
 
 func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQL) error {
-	if err := apply.Ensure(ctx, r.Client, m, m.HeadlessServiceName(), &corev1.Service{}, resources.HeadlessService(m), corev1ac.ExtractService); err != nil {
-		return err
-	}
-	return apply.Ensure(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
+	return pass.Concurrently(
+		func() error {
+			return apply.Ensure(ctx, r.Client, m, m.HeadlessServiceName(), &corev1.Service{}, resources.HeadlessService(m), corev1ac.ExtractService)
+		},
+		func() error {
+			return apply.Ensure(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
+		},
+	)
 }
 
 // reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
 // seen.sts receives it as the API server has it.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool) error {
+func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool, created *pass.Creations) error {
 	sts := &appsv1.StatefulSet{}
 	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(target, restore), appsv1ac.ExtractStatefulSet)
@@ -229,8 +236,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1
 	seen.sts = sts
 	switch {
 	case result == apply.Created:
-		event.Created.Emit(r.Recorder, m, sts,
-			"created StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
+		created.Add(sts, "StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
 	case result == apply.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
 		// A rollback has its own Event.
 		event.Upgrading.Emit(r.Recorder, m, nil,

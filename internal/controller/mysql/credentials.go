@@ -12,7 +12,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
-	"github.com/appkeeper/appkeeper/internal/event"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
@@ -36,7 +36,7 @@ func (e *credentialsLostError) Reason() string { return appsv1alpha1.ReasonCrede
 
 // reconcileCredentials checks a referenced Secret, or generates the Secret once and keeps its
 // metadata as the deletion policy says.
-func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.MySQL) error {
+func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.MySQL, created *pass.Creations) error {
 	if ref := m.Spec.CredentialsSecretRef; ref != nil {
 		return r.checkReferencedSecret(ctx, m, ref.Name)
 	}
@@ -44,34 +44,39 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 	if err := r.refuseNewPasswordsForOldData(ctx, m); err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	data, created, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords)
+	_, generated, err := apply.GeneratedSecret(ctx, r.Client, m, name,
+		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords,
+		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+			return resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])
+		})
 	if err != nil {
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	if created {
-		event.Created.Emit(r.Recorder, m, nil,
-			"generated Secret %s with random passwords", name)
+	if generated {
+		created.Add(nil, "Secret %s with random passwords", name)
 	}
-	desired := resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])
-	return apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+	return nil
 }
 
 // refuseNewPasswordsForOldData returns a credentialsLostError when the generated Secret does not
 // exist but the data volume does: mysqld keeps the passwords it first started with in its data
 // files. Both are read from the API server, since a cache that has not caught up would otherwise
-// pass for a missing Secret; that costs two reads only when the cache has no Secret.
+// pass for a missing Secret; that costs two reads, made at once, only when the cache has no Secret.
 func (r *Reconciler) refuseNewPasswordsForOldData(ctx context.Context, m *appsv1alpha1.MySQL) error {
 	key := client.ObjectKey{Namespace: m.Namespace, Name: m.GeneratedSecretName()}
 	if err := r.Client.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		return client.IgnoreNotFound(err)
 	}
-	if err := r.Client.APIReader.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
-		return client.IgnoreNotFound(err)
-	}
 	claim := client.ObjectKey{Namespace: m.Namespace, Name: m.DataClaimName()}
 	pvc := &corev1.PersistentVolumeClaim{}
-	err := r.Client.APIReader.Get(ctx, claim, pvc)
+	var secretErr, err error
+	_ = pass.Concurrently(
+		func() error { secretErr = r.Client.APIReader.Get(ctx, key, &corev1.Secret{}); return nil },
+		func() error { err = r.Client.APIReader.Get(ctx, claim, pvc); return nil },
+	)
+	if !apierrors.IsNotFound(secretErr) {
+		return client.IgnoreNotFound(secretErr)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil

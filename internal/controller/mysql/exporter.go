@@ -28,27 +28,33 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 	account := resources.ExporterAccount{Enabled: runsExporter}
 	if account.Enabled {
 		data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-			parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
-				return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
+			parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePassword,
+			func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+				return resources.ExporterAccountSecret(m, data[appsv1alpha1.SecretKeyPassword])
 			})
 		if err != nil {
 			return account, fmt.Errorf("exporter account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 		}
 		account.Password = data[appsv1alpha1.SecretKeyPassword]
-	} else {
-		live := &corev1.Secret{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, live)
-		if apierrors.IsNotFound(err) || (err == nil && len(live.Data[appsv1alpha1.SecretKeyPassword]) == 0) {
-			// The exporter has never run: there is no account to drop.
-			return account, nil
-		}
-		if err != nil {
-			return account, fmt.Errorf("exporter account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-		}
-		account.Password = live.Data[appsv1alpha1.SecretKeyPassword]
+		return account, nil
 	}
+	live := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, live)
+	if apierrors.IsNotFound(err) || (err == nil && len(live.Data[appsv1alpha1.SecretKeyPassword]) == 0) {
+		// The exporter has never run: there is no account to drop.
+		return account, nil
+	}
+	if err != nil {
+		return account, fmt.Errorf("exporter account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	account.Password = live.Data[appsv1alpha1.SecretKeyPassword]
 	desired := resources.ExporterAccountSecret(m, account.Password)
 	return account, apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+}
+
+// generatePassword makes the password of an account appkeeper's own tools connect as.
+func generatePassword() map[string][]byte {
+	return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
 }
 
 // runsExporter tells whether the StatefulSet's pod runs the exporter; false when there is none.

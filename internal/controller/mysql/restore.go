@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,15 +30,15 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 		return err
 	}
 	name := m.BackupAccountSecretName()
-	data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), func() map[string][]byte {
-			return map[string][]byte{appsv1alpha1.SecretKeyPassword: []byte(rand.Text())}
+	_, _, err = apply.GeneratedSecret(ctx, r.Client, m, name,
+		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePassword,
+		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+			return resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
 		})
 	if err != nil {
 		return fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	desired := resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
-	return apply.Ensure(ctx, r.Client, m, name, &corev1.Secret{}, desired, corev1ac.ExtractSecret)
+	return nil
 }
 
 // restoreSource is the backup a new MySQL loads, while it has not yet served from it: nil when

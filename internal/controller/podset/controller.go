@@ -141,36 +141,67 @@ func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// createPods creates the pods at ordinals, all in this pass. A name that exists already is either a
-// pod the cache has not shown yet, which is returned with the created ones, or a pod the PodSet does
-// not control, whose name is returned in taken.
+// createPods creates the pods at ordinals, all in this pass, in batches that double from one as
+// long as every create succeeds: the pods go out together, while a create that fails (a quota, a
+// webhook) fails once rather than once per pod. A name that exists already is either a pod the
+// cache has not shown yet, which is returned with the created ones, or a pod the PodSet does not
+// control, whose name is returned in taken.
 func (r *Reconciler) createPods(ctx context.Context, ps *appsv1alpha1.PodSet, hash string, ordinals []int) (created []corev1.Pod, taken []string, err error) {
+	outcomes := make([]podCreation, len(ordinals))
+	for done, batch := 0, 1; done < len(ordinals) && err == nil; done, batch = done+batch, batch*2 {
+		fns := make([]func() error, 0, batch)
+		for i := done; i < min(done+batch, len(ordinals)); i++ {
+			fns = append(fns, func() error {
+				outcomes[i] = r.createPod(ctx, ps, resources.Pod(ps, ordinals[i], hash))
+				return outcomes[i].err
+			})
+		}
+		err = pass.Concurrently(fns...)
+	}
 	var names []string
-	defer func() { r.recordCreations(ps, names) }()
-	for _, ordinal := range ordinals {
-		pod := resources.Pod(ps, ordinal, hash)
-		err := r.Client.Create(ctx, pod, client.FieldOwner(r.Client.FieldOwner))
-		if apierrors.IsAlreadyExists(err) {
-			err = r.Client.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod)
-			switch {
-			case apierrors.IsNotFound(err):
-				continue
-			case err != nil:
-			case metav1.IsControlledBy(pod, ps):
-				created = append(created, *pod)
-				continue
-			default:
-				taken = append(taken, pod.Name)
-				continue
+	for _, o := range outcomes {
+		switch {
+		case o.taken:
+			taken = append(taken, o.pod.Name)
+		case o.pod != nil && o.err == nil:
+			created = append(created, *o.pod)
+			if o.new {
+				names = append(names, o.pod.Name)
 			}
 		}
-		if err != nil {
-			return created, taken, fmt.Errorf("create pod %s: %w", pod.Name, err)
-		}
-		created = append(created, *pod)
-		names = append(names, pod.Name)
 	}
-	return created, taken, nil
+	r.recordCreations(ps, names)
+	return created, taken, err
+}
+
+// podCreation is what became of one pod to create: pod is the pod as the API server has it, or nil
+// when it was not created; new tells whether this pass created it, taken whether its name belongs
+// to a pod the PodSet does not control.
+type podCreation struct {
+	pod   *corev1.Pod
+	new   bool
+	taken bool
+	err   error
+}
+
+func (r *Reconciler) createPod(ctx context.Context, ps *appsv1alpha1.PodSet, pod *corev1.Pod) podCreation {
+	err := r.Client.Create(ctx, pod, client.FieldOwner(r.Client.FieldOwner))
+	if err == nil {
+		return podCreation{pod: pod, new: true}
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return podCreation{err: fmt.Errorf("create pod %s: %w", pod.Name, err)}
+	}
+	err = r.Client.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return podCreation{}
+	case err != nil:
+		return podCreation{err: fmt.Errorf("create pod %s: %w", pod.Name, err)}
+	case metav1.IsControlledBy(pod, ps):
+		return podCreation{pod: pod}
+	}
+	return podCreation{pod: pod, taken: true}
 }
 
 // SetupWithManager registers the controller; it reacts to changes of a PodSet's spec and to every

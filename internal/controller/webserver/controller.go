@@ -83,15 +83,15 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, pass.Concurrently(
-		func() error { return r.reconcileDeployment(ctx, target, dep) },
-		func() error { return r.reconcileService(ctx, target) },
+		func() error { return r.reconcileDeployment(ctx, target, dep, &p.Created) },
+		func() error { return r.reconcileService(ctx, target, &p.Created) },
 		func() error {
 			return r.PodMonitors.Reconcile(ctx, r.Client, ws, target.Spec.Monitoring.Enabled, ws.SelectorLabels())
 		},
 	)
 }
 
-func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer) error {
+func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebServer, created *pass.Creations) error {
 	svc := &corev1.Service{}
 	result, _, err := apply.Child(ctx, r.Client, ws, ws.ChildName(),
 		svc, resources.Service(ws), corev1ac.ExtractService)
@@ -99,13 +99,13 @@ func (r *Reconciler) reconcileService(ctx context.Context, ws *appsv1alpha1.WebS
 		return fmt.Errorf("service of WebServer %s/%s: %w", ws.Namespace, ws.Name, err)
 	}
 	if result == apply.Created {
-		event.Created.Emit(r.Recorder, ws, svc, "created Service %s", ws.ChildName())
+		created.Add(svc, "Service %s", ws.ChildName())
 	}
 	return nil
 }
 
 // reconcileDeployment applies the Deployment; dep receives it as the API server has it afterwards.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment) error {
+func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.WebServer, dep *appsv1.Deployment, created *pass.Creations) error {
 	result, before, err := apply.Child(ctx, r.Client, ws, ws.ChildName(),
 		dep, resources.Deployment(ws), appsv1ac.ExtractDeployment)
 	if err != nil {
@@ -113,8 +113,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, ws *appsv1alpha1.W
 	}
 	switch {
 	case result == apply.Created:
-		event.Created.Emit(r.Recorder, ws, dep,
-			"created Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
+		created.Add(dep, "Deployment %s with %d replicas of %s", ws.ChildName(), ws.DesiredReplicas(), ws.Spec.Image)
 	case result == apply.Updated && before.Spec.Replicas != nil && *before.Spec.Replicas != ws.DesiredReplicas():
 		event.Scaled.Emit(r.Recorder, ws, nil,
 			"scaled from %d to %d replicas", *before.Spec.Replicas, ws.DesiredReplicas())

@@ -84,7 +84,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		t.Errorf("deployment replicas/image = %d/%s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
 	}
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
-	wantCreatedEvents(t, ns, "Deployment", "Service")
+	wantCreatedEvent(t, ns, "created Deployment web with 3 replicas of nginx:1.23.1 and Service web")
 
 	markDeploymentReady(t, ns)
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
@@ -235,21 +235,19 @@ func waitCondition(t *testing.T, ns, condType string, status metav1.ConditionSta
 	})
 }
 
-// wantCreatedEvents waits for one Created Event per child kind, each naming the child it created as
-// its related object: the children are created at once, and each keeps its own Event.
-func wantCreatedEvents(t *testing.T, ns string, kinds ...string) {
+// wantCreatedEvent waits for the one Created Event that names every child a new WebServer got: a
+// person reads that it got its children, not a line per child.
+func wantCreatedEvent(t *testing.T, ns, note string) {
 	t.Helper()
 	await.WaitForEvents(t, k8s, ns, timeout, func(events []eventsv1.Event) error {
-		related := map[string]bool{}
+		var created []string
 		for _, e := range events {
-			if e.Reason == appsv1alpha1.EventCreated && e.Related != nil && e.Related.Name == "web" {
-				related[e.Related.Kind] = true
+			if e.Reason == appsv1alpha1.EventCreated && e.Regarding.Name == "web" {
+				created = append(created, e.Note)
 			}
 		}
-		for _, kind := range kinds {
-			if !related[kind] {
-				return fmt.Errorf("no Created event related to a %s among %v", kind, related)
-			}
+		if len(created) != 1 || created[0] != note {
+			return fmt.Errorf("Created events %q, want one: %q", created, note)
 		}
 		return nil
 	})

@@ -118,14 +118,16 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 // reconcileSite applies the children of the site itself, wp as the pass builds it: salts,
 // wp-content, Service, the restore of a site made from a restore point, and the Deployment.
 func (r *Reconciler) reconcileSite(ctx context.Context, wp *appsv1alpha1.WordPress, seen *observed) error {
-	if err := r.reconcileSalts(ctx, wp); err != nil {
-		return err
-	}
-	if err := apply.Ensure(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
-		resources.ContentClaim(wp), corev1ac.ExtractPersistentVolumeClaim); err != nil {
-		return err
-	}
-	if err := apply.Ensure(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService); err != nil {
+	if err := pass.Concurrently(
+		func() error { return r.reconcileSalts(ctx, wp) },
+		func() error {
+			return apply.Ensure(ctx, r.Client, wp, wp.ContentClaimName(), &corev1.PersistentVolumeClaim{},
+				resources.ContentClaim(wp), corev1ac.ExtractPersistentVolumeClaim)
+		},
+		func() error {
+			return apply.Ensure(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService)
+		},
+	); err != nil {
 		return err
 	}
 	// The site's first pod starts on the restored wp-content, not on an empty one.
@@ -192,15 +194,18 @@ func (r *Reconciler) foreignMySQL(ctx context.Context, wp *appsv1alpha1.WordPres
 
 func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {
 	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.SaltsSecretName()}
-	salts, _, err := apply.GeneratedSecret(ctx, r.Client, wp, key.Name,
+	_, _, err := apply.GeneratedSecret(ctx, r.Client, wp, key.Name,
 		map[string]string{
 			appsv1alpha1.LabelName: appsv1alpha1.WordPressAppName, appsv1alpha1.LabelInstance: wp.Name,
 			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue,
-		}, resources.GenerateSalts)
+		}, resources.GenerateSalts,
+		func(salts map[string][]byte) *corev1ac.SecretApplyConfiguration {
+			return resources.SaltsSecret(wp, salts)
+		})
 	if err != nil {
 		return fmt.Errorf("salts of WordPress %s/%s: %w", wp.Namespace, wp.Name, err)
 	}
-	return apply.Ensure(ctx, r.Client, wp, key.Name, &corev1.Secret{}, resources.SaltsSecret(wp, salts), corev1ac.ExtractSecret)
+	return nil
 }
 
 // reconcileDeployment applies the Deployment once the database can be used; a site already
