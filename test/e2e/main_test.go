@@ -46,11 +46,8 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Println(err)
-		}
-	}()
+	code := 1
+	defer func() { testcluster.Stop(cluster, code) }()
 	operatorLog = filepath.Join(cluster.Dir, "logs", "appkeeper.log")
 	logFile, err := os.Create(operatorLog)
 	if err != nil {
@@ -75,7 +72,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Println("cluster state and logs:", cluster.Dir)
-	return m.Run()
+	code = m.Run()
+	return code
 }
 
 // timeout bounds every wait; on the local cluster each step takes well under a second.

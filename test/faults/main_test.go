@@ -62,11 +62,8 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Println(err)
-		}
-	}()
+	code := 1
+	defer func() { testcluster.Stop(cluster, code) }()
 	if k8s, err = client.New(cluster.Config, client.Options{Scheme: operator.Scheme()}); err != nil {
 		fmt.Println(err)
 		return 1
@@ -76,7 +73,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	fmt.Println("cluster state and logs:", cluster.Dir)
-	code := m.Run()
+	code = m.Run()
 	fmt.Print(table(time.Since(began)))
 	return code
 }

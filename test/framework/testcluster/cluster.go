@@ -38,18 +38,33 @@ func RunOnBareLocalCluster(m *testing.M, prefix string, scheme *runtime.Scheme, 
 		fmt.Println(err)
 		return 1
 	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Println(err)
-		}
-	}()
+	code := 1
+	defer func() { Stop(c, code) }()
 	*cluster = c
 	if *admin, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Println(err)
 		return 1
 	}
 	fmt.Println("cluster state and logs:", c.Dir)
-	return m.Run()
+	code = m.Run()
+	return code
+}
+
+// Stop stops the local cluster c after tests that ended with code. Their state directory goes
+// when they passed; after a failure it stays, with the logs a reader needs, and its path is
+// printed again.
+func Stop(c *localcluster.Cluster, code int) {
+	if err := c.Stop(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if code != 0 {
+		fmt.Println("cluster state and logs kept:", c.Dir)
+		return
+	}
+	if err := os.RemoveAll(c.Dir); err != nil {
+		fmt.Println(err)
+	}
 }
 
 func startLocalCluster(ctx context.Context, prefix string, crds []*apiextensionsv1.CustomResourceDefinition) (*localcluster.Cluster, error) {
