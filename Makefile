@@ -65,8 +65,16 @@ lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and 
 .PHONY: test
 test: build build-installer test-parts vet ## Everything CI runs: unit, envtest, end-to-end, fault and real-node tests.
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-local-cluster-suites test-real-suite
+
+# The real node's suite mostly waits for containers to start: it runs beside the suites of the
+# local cluster, each printing its output when it ends.
+.PHONY: test-local-cluster-suites test-real-suite
+test-local-cluster-suites:
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
+
+test-real-suite:
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
 .PHONY: test-parts
@@ -123,9 +131,16 @@ helm: $(HELM) ## Build helm into bin/: the end-to-end test of the Helm chart dri
 .PHONY: prometheus
 prometheus: $(PROMETHEUS)/prometheus ## Build prometheus and promtool into bin/: the alert rules' tests run them.
 
-.PHONY: node
-node: ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
-	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION)
+.PHONY: node node-kubernetes node-runtime
+node: node-kubernetes node-runtime ## Build kubelet, kube-proxy, containerd and CoreDNS for the real node into bin/.
+
+# kubelet and kube-proxy share most of their packages with the control plane: built after it, they
+# compile on its build cache instead of compiling the same packages beside it.
+node-kubernetes: controlplane
+	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION) kubernetes
+
+node-runtime:
+	bash hack/node/build.sh $(BIN) $(KUBE_VERSION) $(CONTAINERD_VERSION) $(COREDNS_VERSION) runtime
 
 # Every recipe of hack/images/recipes, named on the command line: build.sh's own default list is part
 # of each image's stamp, so growing it would rebuild every image.

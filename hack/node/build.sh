@@ -4,10 +4,11 @@
 #   node-KUBE_VERSION/{kubelet,kube-proxy}                    (the hack/controlplane module)
 #   containerd-CONTAINERD_VERSION/{containerd,ctr,containerd-shim-runc-v2}
 #   coredns-COREDNS_VERSION/coredns
-# The builds run one after another: each one alone already keeps every core busy.
-# Usage: build.sh BIN KUBE_VERSION CONTAINERD_VERSION COREDNS_VERSION
+# The builds run one after another: each one alone already keeps every core busy. PART builds only
+# kubelet and kube-proxy ("kubernetes") or only containerd and CoreDNS ("runtime"); both by default.
+# Usage: build.sh BIN KUBE_VERSION CONTAINERD_VERSION COREDNS_VERSION [PART]
 set -euo pipefail
-bin=$1 kube_version=$2 containerd_version=$3 coredns_version=$4
+bin=$1 kube_version=$2 containerd_version=$3 coredns_version=$4 part=${5:-all}
 controlplane=$(cd "$(dirname "$0")/../controlplane" && pwd)
 mkdir -p "$bin"
 bin=$(cd "$bin" && pwd)
@@ -30,7 +31,7 @@ go_install() {
 
 node=$bin/node-$kube_version
 mkdir -p "$node"
-for cmd in kubelet kube-proxy; do
+[ "$part" = runtime ] || for cmd in kubelet kube-proxy; do
 	if [ ! -x "$node/$cmd" ]; then
 		echo "building $cmd $kube_version"
 		(cd "$controlplane" && go build -trimpath \
@@ -39,6 +40,8 @@ for cmd in kubelet kube-proxy; do
 		mv "$node/$cmd.tmp" "$node/$cmd"
 	fi
 done
+
+[ "$part" = kubernetes ] && exit 0
 
 # Without cgo and without the storage drivers that need C libraries (btrfs, devmapper, zfs): the
 # node uses the overlayfs snapshotter. urfave_cli_no_docs and the shim's no_grpc are what
