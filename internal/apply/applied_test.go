@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 func TestAppliedFieldsMatch(t *testing.T) {
@@ -92,3 +95,39 @@ func entries(manager, fields string) []metav1.ManagedFieldsEntry {
 
 // testFieldOwner is the field manager the tables apply as.
 const testFieldOwner = "appkeeper-wordpress"
+
+func TestHoldsDesired(t *testing.T) {
+	const applied = `{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}}}}}`
+	live := func(label, portName string, managed []metav1.ManagedFieldsEntry) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", Labels: map[string]string{"app": label, "added-by": "a person"}, ManagedFields: managed},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{
+				{Name: portName, Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)},
+			}},
+		}
+	}
+	desired := func(labels map[string]string) *corev1ac.ServiceApplyConfiguration {
+		return corev1ac.Service("web", "default").WithLabels(labels).
+			WithSpec(corev1ac.ServiceSpec().WithPorts(corev1ac.ServicePort().WithName("http").WithPort(80).WithProtocol(corev1.ProtocolTCP)))
+	}
+	tests := []struct {
+		name    string
+		live    *corev1.Service
+		desired *corev1ac.ServiceApplyConfiguration
+		held    bool
+	}{
+		{"applied before, every wanted value live", live("web", "http", entries(testFieldOwner, applied)), desired(map[string]string{"app": "web"}), true},
+		{"never applied: created some other way", live("web", "http", nil), desired(map[string]string{"app": "web"}), false},
+		{"a wanted value changed by hand", live("web", "other", entries(testFieldOwner, applied)), desired(map[string]string{"app": "web"}), false},
+		{"a new value wanted", live("web", "http", entries(testFieldOwner, applied)), desired(map[string]string{"app": "site"}), false},
+		{"an applied field no longer wanted", live("web", "http", entries(testFieldOwner, applied)), desired(nil), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			held, err := holdsDesired(tt.live, tt.desired, testFieldOwner)
+			if err != nil || held != tt.held {
+				t.Errorf("holdsDesired = %v, %v; want %v", held, err, tt.held)
+			}
+		})
+	}
+}

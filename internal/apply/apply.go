@@ -70,6 +70,9 @@ func over[T client.Object, AC runtime.ApplyConfiguration](
 		return Unchanged, before, err
 	}
 	before = live.DeepCopyObject().(T)
+	if held, err := holdsDesired(live, desired, c.FieldOwner); err != nil || held {
+		return Unchanged, before, err
+	}
 	applied, err := extract(live, c.FieldOwner)
 	if err != nil {
 		return Unchanged, before, fmt.Errorf("extract %T %s: %w", live, key, err)
@@ -116,4 +119,29 @@ func Ensure[T client.Object, AC runtime.ApplyConfiguration](
 		return fmt.Errorf("child of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
 	return nil
+}
+
+// holdsDesired is true when the operator has applied live before, live holds every field desired
+// sets, with its value, and desired still sets every field the operator last applied there: then an
+// apply would change nothing. Most passes end here; the check needs no schema, so it costs a
+// fraction of extracting the applied fields, which the caller does only when it fails, to tell what
+// changed. An object the operator created without apply, such as a generated Secret, is applied
+// once, so that its fields are recorded as applied and a field dropped later goes.
+func holdsDesired(live client.Object, desired any, fieldManager string) (bool, error) {
+	if owned, err := appliedFields(live.GetManagedFields(), fieldManager); err != nil || owned.Empty() {
+		return false, err
+	}
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return false, fmt.Errorf("convert %T: %w", live, err)
+	}
+	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return false, fmt.Errorf("convert %T: %w", desired, err)
+	}
+	// A typed object, as the cache holds it, carries no apiVersion and kind.
+	delete(want, "apiVersion")
+	delete(want, "kind")
+	same, err := appliedFieldsMatch(have, want, live.GetManagedFields(), fieldManager)
+	return err == nil && same && contains(have, want), err
 }
