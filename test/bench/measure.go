@@ -219,9 +219,9 @@ func (b *bench) operatorRun(ctx context.Context, k benchKind, n int, ns string, 
 	}
 	cpuDone := make(chan error, 1)
 	go func() {
-		cpuDone <- errors.Join(
-			op.SaveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")),
-			b.saveServerProfile(ctx, profileName("creation.apiserver.cpu.pprof")))
+		serverDone := make(chan error, 1)
+		go func() { serverDone <- b.saveServerProfile(ctx, profileName("creation.apiserver.cpu.pprof")) }()
+		cpuDone <- errors.Join(op.SaveProfile(ctx, "profile?seconds=30", profileName("creation.cpu.pprof")), <-serverDone)
 	}()
 	// The main children are followed too, to tell where the operator's time goes: creating them,
 	// the cluster making them ready, or reporting it.
