@@ -54,9 +54,10 @@ func RunOnBareLocalCluster(m *testing.M, prefix string, scheme *runtime.Scheme, 
 // when they passed; after a failure it stays, with the logs a reader needs, and its path is
 // printed again.
 func Stop(c *localcluster.Cluster, code int) {
+	// A process that outlived its grace period was killed: the error says so, and nothing of the
+	// cluster runs on.
 	if err := c.Stop(); err != nil {
 		fmt.Println(err)
-		return
 	}
 	if code != 0 {
 		fmt.Println("cluster state and logs kept:", c.Dir)
