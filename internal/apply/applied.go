@@ -18,6 +18,11 @@ func appliedFieldsMatch(have, want map[string]any, managed []metav1.ManagedField
 	if err != nil {
 		return false, err
 	}
+	return ownedFieldsMatch(have, want, owned), nil
+}
+
+// ownedFieldsMatch is appliedFieldsMatch on the fields owned, as appliedFields reads them.
+func ownedFieldsMatch(have, want map[string]any, owned *fieldpath.Set) bool {
 	// The set's iterator cannot stop early, so the first mismatch ends the checks instead.
 	match := true
 	owned.Leaves().Iterate(func(path fieldpath.Path) {
@@ -25,7 +30,7 @@ func appliedFieldsMatch(have, want map[string]any, managed []metav1.ManagedField
 			match = wantedAsApplied(have, want, path)
 		}
 	})
-	return match, nil
+	return match
 }
 
 // wantedAsApplied is true when want still sets the field at path and, where that field is a list

@@ -128,7 +128,8 @@ func Ensure[T client.Object, AC runtime.ApplyConfiguration](
 // changed. An object the operator created without apply, such as a generated Secret, is applied
 // once, so that its fields are recorded as applied and a field dropped later goes.
 func holdsDesired(live client.Object, desired any, fieldManager string) (bool, error) {
-	if owned, err := appliedFields(live.GetManagedFields(), fieldManager); err != nil || owned.Empty() {
+	owned, err := appliedFields(live.GetManagedFields(), fieldManager)
+	if err != nil || owned.Empty() {
 		return false, err
 	}
 	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
@@ -142,6 +143,5 @@ func holdsDesired(live client.Object, desired any, fieldManager string) (bool, e
 	// A typed object, as the cache holds it, carries no apiVersion and kind.
 	delete(want, "apiVersion")
 	delete(want, "kind")
-	same, err := appliedFieldsMatch(have, want, live.GetManagedFields(), fieldManager)
-	return err == nil && same && contains(have, want), err
+	return ownedFieldsMatch(have, want, owned) && contains(have, want), nil
 }
