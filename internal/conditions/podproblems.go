@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,15 +35,22 @@ var stuckWaitingReasons = []string{
 	appsv1alpha1.ReasonRunContainerError,
 }
 
+// claimWaits are the scheduler's words for a pod whose claims are not bound yet, or bound to a
+// volume it has not seen yet: every new claim passes through them.
+var claimWaits = []string{"pod has unbound immediate PersistentVolumeClaims", "bound to non-existent persistentvolume"}
+
 // FindPodProblem says what keeps pod from running, or returns nil: it cannot be scheduled, or one
 // of its init or app containers waits for a reason that time alone will not clear. A pod being
-// deleted has no problem: it is going anyway.
+// deleted has no problem: it is going anyway. Neither has a pod that waits for its claims
+// (claimWaits): a claim that stays unbound or loses its volume is the claim's problem, told by its
+// phase, which the kinds that own claims report.
 func FindPodProblem(pod *corev1.Pod) *PodProblem {
 	if pod.DeletionTimestamp != nil {
 		return nil
 	}
 	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+			!slices.ContainsFunc(claimWaits, func(wait string) bool { return strings.Contains(c.Message, wait) }) {
 			return &PodProblem{Reason: appsv1alpha1.ReasonUnschedulable, Message: fmt.Sprintf("pod %s: %s: %s", pod.Name, c.Reason, c.Message)}
 		}
 	}

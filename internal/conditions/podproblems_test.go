@@ -33,6 +33,12 @@ func TestPodsDegraded(t *testing.T) {
 			Name: "init", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "db" not found`}},
 		}}},
 	}
+	waitingForClaim := withCondition(corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0"}}, corev1.PodCondition{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."})
+	waitingForVolume := withCondition(corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0"}}, corev1.PodCondition{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: `0/3 nodes are available: persistentvolumeclaim "data-db-0" bound to non-existent persistentvolume "pvc-1".`})
 	deleting := waiting("web-2", "nginx", "CrashLoopBackOff", "back-off")
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
 	tests := []struct {
@@ -53,6 +59,8 @@ func TestPodsDegraded(t *testing.T) {
 			metav1.ConditionTrue, "CreateContainerConfigError", `pod db-0: container init: CreateContainerConfigError: secret "db" not found`},
 		{"unschedulable", []corev1.Pod{unschedulable}, nil,
 			metav1.ConditionTrue, "Unschedulable", "pod cache-1: Unschedulable: 0/3 nodes are available: 3 Insufficient memory."},
+		{"waiting for a claim to be bound is no problem", []corev1.Pod{waitingForClaim}, nil, "", "AsExpected", ""},
+		{"waiting for the scheduler to see a bound volume is no problem", []corev1.Pod{waitingForVolume}, nil, "", "AsExpected", ""},
 		{"first by name speaks, the others are counted", []corev1.Pod{
 			waiting("web-3", "nginx", "ErrImagePull", "not found"), unschedulable, waiting("web-1", "nginx", "CrashLoopBackOff", "back-off"),
 		}, nil, metav1.ConditionTrue, "Unschedulable", "pod cache-1: Unschedulable: 0/3 nodes are available: 3 Insufficient memory. (and 2 more pods failing)"},

@@ -48,11 +48,11 @@ func TestRestoreCreatesACopyFromABackupAndFollowsItToReady(t *testing.T) {
 	setStatus(t, restored)
 	run.expect(t, "mysql/db-copy: restoring: loading MySQLBackup nightly")
 
-	// Degraded for a while, as when the pod waits for its new claim to be bound: followed, not fatal.
-	unschedulable := condition(appsv1alpha1.ConditionDegraded, isTrue, "Unschedulable", "pod db-copy-0: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
+	// Degraded for a while, as when the pod waits for a node to be added: followed, not fatal.
+	unschedulable := condition(appsv1alpha1.ConditionDegraded, isTrue, "Unschedulable", "pod db-copy-0: 0/3 nodes are available: 3 Insufficient memory.")
 	restored.Status.Conditions = conditionsWith(notReady("Unschedulable", unschedulable.Message), &unschedulable)
 	setStatus(t, restored)
-	run.expect(t, "mysql/db-copy: degraded: Unschedulable: pod db-copy-0: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
+	run.expect(t, "mysql/db-copy: degraded: Unschedulable: pod db-copy-0: 0/3 nodes are available: 3 Insufficient memory.")
 
 	restored.Status.ReadyReplicas = 1
 	restored.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: "nightly", CompletionTime: &since}
