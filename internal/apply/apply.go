@@ -27,12 +27,13 @@ const (
 // per kind (appsv1ac.ExtractDeployment, corev1ac.ExtractService, ...).
 type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fieldManager string) (AC, error)
 
-// Apply makes owner's child named name, in owner's namespace, match desired with server-side
+// Child makes owner's child named name, in owner's namespace, match desired with server-side
 // apply, forcing ownership of the fields the controller sets so that a hand edit of any of them is
 // undone. An object of that name that owner does not control is left untouched and reported as a
-// NameConflictError. Apply compares desired with what the controller last applied to the live object
-// (read from the cache into live, or from the API server when the cache misses) and sends nothing when
-// they match, so an idle operator makes no writes. live is left holding the object as the API server
+// NameConflictError. Child compares desired with what the controller last applied to the live object
+// and sends nothing when they match, so an idle operator makes no writes. The live object is read
+// from the cache; when the cache misses, desired is applied as a creation only (createIfAbsent), and
+// the object is read from the API server only when that finds the name taken. live is left holding the object as the API server
 // has it after the call, so that status computed from it already reflects the change; before is a
 // copy of it from before the change, nil when it was created. Each creation or change is logged
 // once, at info, with the paths of the fields that changed.
@@ -40,24 +41,31 @@ func Child[T client.Object, AC runtime.ApplyConfiguration](
 	ctx context.Context, c kube.Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
 ) (result Result, before T, err error) {
 	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}
-	found, err := readLive(ctx, c, key, live)
+	found, err := readCached(ctx, c, key, live)
 	if err != nil {
 		return Unchanged, before, err
 	}
-	return over(ctx, c, owner, key, found, live, desired, extract)
+	if found {
+		return over(ctx, c, owner, key, live, desired, extract)
+	}
+	created, err := createIfAbsent(ctx, c, desired, live)
+	switch {
+	case err != nil:
+		return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
+	case created:
+		logChange(ctx, kindOf(c, live), key, nil)
+		return Created, before, nil
+	}
+	if err := readUncached(ctx, c, key, live); err != nil {
+		return Unchanged, before, err
+	}
+	return over(ctx, c, owner, key, live, desired, extract)
 }
 
-// over applies desired as Child does, to live as just read: found tells whether it exists.
+// over applies desired as Child does, to live, which exists and has just been read.
 func over[T client.Object, AC runtime.ApplyConfiguration](
-	ctx context.Context, c kube.Client, owner client.Object, key client.ObjectKey, found bool, live T, desired AC, extract Extractor[T, AC],
+	ctx context.Context, c kube.Client, owner client.Object, key client.ObjectKey, live T, desired AC, extract Extractor[T, AC],
 ) (result Result, before T, err error) {
-	if !found {
-		if err := c.Apply(ctx, desired, client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
-			return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
-		}
-		logChange(ctx, kindOf(c, live), key, nil)
-		return Created, before, decodeApplied(desired, live, key)
-	}
 	if hasLegacyApplyEntry(live.GetManagedFields()) {
 		stale := live.DeepCopyObject().(client.Object)
 		defer func() {

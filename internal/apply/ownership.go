@@ -1,10 +1,8 @@
 package apply
 
 import (
-	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -12,23 +10,6 @@ import (
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 )
-
-// readLive reads the object at key into live: from the cache, or, when the cache misses, from the
-// API server, since the cache holds only objects labelled as managed by appkeeper and lags behind
-// writes. found is false when the object does not exist.
-func readLive(ctx context.Context, c kube.Client, key client.ObjectKey, live client.Object) (found bool, err error) {
-	err = c.Get(ctx, key, live)
-	if apierrors.IsNotFound(err) && c.APIReader != nil {
-		err = c.APIReader.Get(ctx, key, live)
-	}
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("get %T %s: %w", live, key, err)
-	}
-	return true, nil
-}
 
 // checkOwnership returns a NameConflictError unless live belongs to owner: owner is its controller,
 // or it has no controller, appkeeper wrote it, and it names no other instance (every child's

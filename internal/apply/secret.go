@@ -43,7 +43,7 @@ func GeneratedSecret(ctx context.Context, c kube.Client, owner client.Object, na
 			data[k] = v
 		}
 	}
-	if _, _, err := over(ctx, c, owner, key, true, live, desired(data), corev1ac.ExtractSecret); err != nil {
+	if _, _, err := over(ctx, c, owner, key, live, desired(data), corev1ac.ExtractSecret); err != nil {
 		return nil, false, err
 	}
 	return data, created, nil

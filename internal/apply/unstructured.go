@@ -17,24 +17,31 @@ import (
 // apply.
 func Unstructured(ctx context.Context, c kube.Client, owner client.Object, live, desired *unstructured.Unstructured) (Result, error) {
 	key := client.ObjectKeyFromObject(desired)
-	found, err := readLive(ctx, c, key, live)
+	found, err := readCached(ctx, c, key, live)
 	if err != nil {
 		return Unchanged, err
 	}
-	if found {
-		if err := checkOwnership(c, owner, live); err != nil {
-			return Unchanged, fmt.Errorf("%s of %s %s: %w", desired.GetKind(), kindOf(c, owner), key, err)
+	if !found {
+		created, err := createIfAbsent(ctx, c, desired, live)
+		switch {
+		case err != nil:
+			return Unchanged, fmt.Errorf("apply %s %s: %w", desired.GetKind(), key, err)
+		case created:
+			return Created, nil
 		}
-		same, err := appliedFieldsMatch(live.Object, desired.Object, live.GetManagedFields(), c.FieldOwner)
-		if err != nil || (same && contains(live.Object, desired.Object)) {
+		if err := readUncached(ctx, c, key, live); err != nil {
 			return Unchanged, err
 		}
 	}
+	if err := checkOwnership(c, owner, live); err != nil {
+		return Unchanged, fmt.Errorf("%s of %s %s: %w", desired.GetKind(), kindOf(c, owner), key, err)
+	}
+	same, err := appliedFieldsMatch(live.Object, desired.Object, live.GetManagedFields(), c.FieldOwner)
+	if err != nil || (same && contains(live.Object, desired.Object)) {
+		return Unchanged, err
+	}
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(c.FieldOwner), client.ForceOwnership); err != nil {
 		return Unchanged, fmt.Errorf("apply %s %s: %w", desired.GetKind(), key, err)
-	}
-	if !found {
-		return Created, nil
 	}
 	return Updated, nil
 }
