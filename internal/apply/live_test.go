@@ -131,3 +131,36 @@ func TestChildOnACacheMiss(t *testing.T) {
 			after.ResourceVersion, foreign.ResourceVersion, after.Data, after.OwnerReferences)
 	}
 }
+
+// TestGeneratedSecretOnACacheMiss holds that a generated Secret the cache has not seen keeps the
+// values it holds: they may be passwords already in use.
+func TestGeneratedSecretOnACacheMiss(t *testing.T) {
+	ctx := context.Background()
+	c := kube.Client{Client: coldCache{k8s}, APIReader: k8s, FieldOwner: fieldOwner}
+	owner := newOwner(t, "db")
+	generated := 0
+	generate := func() map[string][]byte {
+		generated++
+		return map[string][]byte{"password": fmt.Appendf(nil, "generated-%d", generated)}
+	}
+	desired := func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+		return corev1ac.Secret("db-passwords", owner.Namespace).
+			WithLabels(map[string]string{appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue}).
+			WithData(map[string][]byte{"password": data["password"]})
+	}
+	data, created, err := apply.GeneratedSecret(ctx, c, owner, "db-passwords", generate, desired)
+	if err != nil || !created || string(data["password"]) != "generated-1" || generated != 1 {
+		t.Fatalf("a free name: data %q, created %v, error %v, %d generations; want generated-1 created by one generation", data, created, err, generated)
+	}
+	data, created, err = apply.GeneratedSecret(ctx, c, owner, "db-passwords", generate, desired)
+	if err != nil || created || string(data["password"]) != "generated-1" {
+		t.Fatalf("the Secret the cache has not seen: data %q, created %v, error %v; want generated-1 kept", data, created, err)
+	}
+	stored := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db-passwords"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.Data["password"]) != "generated-1" {
+		t.Errorf("the stored password is %q; want generated-1 kept", stored.Data["password"])
+	}
+}

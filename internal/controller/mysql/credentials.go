@@ -14,7 +14,6 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // credentialsLostError says that the generated Secret is gone while the data volume that was
@@ -45,7 +44,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, m *appsv1alpha1.M
 		return fmt.Errorf("credentials of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	_, generated, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePasswords,
+		generatePasswords,
 		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
 			return resources.Secret(m, data[appsv1alpha1.SecretKeyRootPassword], data[appsv1alpha1.SecretKeyPassword])
 		})

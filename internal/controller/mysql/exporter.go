@@ -14,7 +14,6 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
-	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // reconcileExporterAccount keeps the Secret of the account the exporter connects as. It is made
@@ -28,7 +27,7 @@ func (r *Reconciler) reconcileExporterAccount(ctx context.Context, m *appsv1alph
 	account := resources.ExporterAccount{Enabled: runsExporter}
 	if account.Enabled {
 		data, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
-			parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePassword,
+			generatePassword,
 			func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
 				return resources.ExporterAccountSecret(m, data[appsv1alpha1.SecretKeyPassword])
 			})

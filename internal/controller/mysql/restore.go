@@ -17,7 +17,6 @@ import (
 	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
-	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // reconcileBackupAccount keeps the Secret of the account backups connect as, whose init-file keeps
@@ -31,7 +30,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 	}
 	name := m.BackupAccountSecretName()
 	_, _, err = apply.GeneratedSecret(ctx, r.Client, m, name,
-		parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue), generatePassword,
+		generatePassword,
 		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
 			return resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
 		})

@@ -194,11 +194,7 @@ func (r *Reconciler) foreignMySQL(ctx context.Context, wp *appsv1alpha1.WordPres
 
 func (r *Reconciler) reconcileSalts(ctx context.Context, wp *appsv1alpha1.WordPress) error {
 	key := client.ObjectKey{Namespace: wp.Namespace, Name: wp.SaltsSecretName()}
-	_, _, err := apply.GeneratedSecret(ctx, r.Client, wp, key.Name,
-		map[string]string{
-			appsv1alpha1.LabelName: appsv1alpha1.WordPressAppName, appsv1alpha1.LabelInstance: wp.Name,
-			appsv1alpha1.LabelManagedBy: appsv1alpha1.ManagedByValue,
-		}, resources.GenerateSalts,
+	_, _, err := apply.GeneratedSecret(ctx, r.Client, wp, key.Name, resources.GenerateSalts,
 		func(salts map[string][]byte) *corev1ac.SecretApplyConfiguration {
 			return resources.SaltsSecret(wp, salts)
 		})
