@@ -251,7 +251,7 @@ func (r *Reconciler) mysqlToWordPresses(ctx context.Context, obj client.Object) 
 }
 
 // SetupWithManager registers the controller. It reacts to the WordPress's spec, to its children,
-// to its wp-content PVC, which may have no owner reference to it, to the status of its MySQL and
+// to its wp-content PVC, which may have no owner reference to it, to what it reads of its MySQL and
 // to that of the WordPressBackup it restores from.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &appsv1alpha1.WordPress{}, mysqlNameIndex,
@@ -276,7 +276,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		// The ReplicaSets own the pods; their labels link them to the site, for Degraded.
 		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.WordPressAppName),
 			builder.WithPredicates(conditions.PodStatusChangedPredicate)).
-		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses)).
+		Watches(&appsv1alpha1.MySQL{}, handler.EnqueueRequestsFromMapFunc(r.mysqlToWordPresses),
+			builder.WithPredicates(databaseChangedPredicate)).
 		Watches(&appsv1alpha1.WordPressBackup{}, handler.EnqueueRequestsFromMapFunc(r.restoringWordPresses)).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).
