@@ -1,7 +1,6 @@
 package localcluster
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,45 +165,6 @@ func topCgroups() []string {
 	return out
 }
 
-// mountPoints lists the mount points of this mount namespace, sorted.
-func mountPoints() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 {
-			out = append(out, unescapeMount(fields[4]))
-		}
-	}
-	sort.Strings(out)
-	return out, sc.Err()
-}
-
-// unescapeMount undoes the octal escapes of mountinfo (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var c byte
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
-				b.WriteByte(c)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 func hostStatePath() string { return filepath.Join(hostStateDir, "host-state.json") }
 
 // saveHostState records the host as found before the node starts, unless a record is there
@@ -288,27 +247,6 @@ func restoreRuleset(ruleset string) error {
 		return fmt.Errorf("restoring the netfilter ruleset: %w: %s", err, out)
 	}
 	return nil
-}
-
-// unmountUnder detaches the mounts below dirs, and the network namespaces the CNI plugins
-// mounted, deepest first, except those that were there before.
-func unmountUnder(dirs, before []string) []error {
-	mounts, err := mountPoints()
-	if err != nil {
-		return []error{err}
-	}
-	var errs []error
-	for i := len(mounts) - 1; i >= 0; i-- {
-		m := mounts[i]
-		nodes := underAny(m, dirs) || strings.HasPrefix(m, "/run/netns/") || strings.HasPrefix(m, "/run/containerd/")
-		if !nodes || slices.Contains(before, m) {
-			continue
-		}
-		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmounting %s: %w", m, err))
-		}
-	}
-	return errs
 }
 
 func underAny(path string, dirs []string) bool {

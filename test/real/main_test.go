@@ -87,7 +87,6 @@ func runOnCluster(m *testing.M) (code int) {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Println("cluster state and logs:", dir)
 	progress := funcr.New(func(_, args string) { fmt.Println("local cluster:", args) }, funcr.Options{})
 	began := time.Now()
 	// The backup image is packed from the binary "make build" writes beside the control plane, as
@@ -105,6 +104,13 @@ func runOnCluster(m *testing.M) (code int) {
 		if err := cluster.Stop(); err != nil {
 			fmt.Println("stopping the cluster:", err)
 			code = 1
+		}
+		if code != 0 {
+			fmt.Println("cluster state and logs kept:", dir)
+			return
+		}
+		if err := localcluster.RemoveState(dir); err != nil {
+			fmt.Println(err)
 		}
 	}()
 	logFile, err := os.Create(filepath.Join(dir, "logs", "appkeeper.log"))

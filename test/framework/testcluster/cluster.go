@@ -63,7 +63,7 @@ func Stop(c *localcluster.Cluster, code int) {
 		fmt.Println("cluster state and logs kept:", c.Dir)
 		return
 	}
-	if err := os.RemoveAll(c.Dir); err != nil {
+	if err := localcluster.RemoveState(c.Dir); err != nil {
 		fmt.Println(err)
 	}
 }
