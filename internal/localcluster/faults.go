@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -114,7 +115,36 @@ func (c *Cluster) waitAPIServerReady(ctx context.Context) error {
 // PauseEtcd stops etcd with SIGSTOP, as a frozen disk or a starved machine stalls it: kube-apiserver
 // keeps serving what it has cached, but its writes and quorum reads wait. ResumeEtcd ends the pause;
 // Stop does too.
-func (c *Cluster) PauseEtcd() error { return c.signalEtcd(syscall.SIGSTOP) }
+func (c *Cluster) PauseEtcd() error {
+	if err := c.signalEtcd(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	// The signal only marks etcd's threads: each stops when it next leaves the kernel, and a
+	// write sent before the last one has stopped could still be served.
+	pid := c.etcdProcesses()[0]
+	return wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return allThreadsStopped(pid) })
+}
+
+// allThreadsStopped tells whether every thread of process pid is stopped by a signal.
+func allThreadsStopped(pid int) (bool, error) {
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return false, err
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "stat"))
+		if err != nil {
+			return false, err
+		}
+		// The state follows the command name, which is in parentheses and may hold spaces.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) == 0 || fields[0] != "T" {
+			return false, nil
+		}
+	}
+	return true, nil
+}
 
 // ResumeEtcd lets a paused etcd run again with SIGCONT.
 func (c *Cluster) ResumeEtcd() error { return c.signalEtcd(syscall.SIGCONT) }
