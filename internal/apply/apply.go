@@ -30,34 +30,22 @@ type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(live T, fiel
 // Child makes owner's child named name, in owner's namespace, match desired with server-side
 // apply, forcing ownership of the fields the controller sets so that a hand edit of any of them is
 // undone. An object of that name that owner does not control is left untouched and reported as a
-// NameConflictError. Child compares desired with what the controller last applied to the live object
-// and sends nothing when they match, so an idle operator makes no writes. The live object is read
-// from the cache; when the cache misses, desired is applied as a creation only (createIfAbsent), and
-// the object is read from the API server only when that finds the name taken. live is left holding the object as the API server
-// has it after the call, so that status computed from it already reflects the change; before is a
-// copy of it from before the change, nil when it was created. Each creation or change is logged
-// once, at info, with the paths of the fields that changed.
+// NameConflictError. Child compares desired with what the controller last applied to the live
+// object (readOrCreate) and sends nothing when they match, so an idle operator makes no writes.
+// live is left holding the object as the API server has it after the call, so that status
+// computed from it already reflects the change; before is a copy of it from before the change,
+// nil when it was created. Each creation or change is logged once, at info, with the paths of the
+// fields that changed.
 func Child[T client.Object, AC runtime.ApplyConfiguration](
 	ctx context.Context, c kube.Client, owner client.Object, name string, live T, desired AC, extract Extractor[T, AC],
 ) (result Result, before T, err error) {
 	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}
-	found, err := readCached(ctx, c, key, live)
-	if err != nil {
-		return Unchanged, before, err
-	}
-	if found {
-		return over(ctx, c, owner, key, live, desired, extract)
-	}
-	created, err := createIfAbsent(ctx, c, desired, live)
+	created, err := readOrCreate(ctx, c, key, live, func() any { return desired })
 	switch {
 	case err != nil:
-		return Unchanged, before, fmt.Errorf("apply %T %s: %w", live, key, err)
-	case created:
-		logChange(ctx, kindOf(c, live), key, nil)
-		return Created, before, nil
-	}
-	if err := readUncached(ctx, c, key, live); err != nil {
 		return Unchanged, before, err
+	case created:
+		return Created, before, nil
 	}
 	return over(ctx, c, owner, key, live, desired, extract)
 }

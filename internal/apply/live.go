@@ -12,30 +12,33 @@ import (
 	"github.com/appkeeper/appkeeper/internal/kube"
 )
 
-// readCached reads the object at key into live from the cache, which holds only objects labelled as
-// managed by appkeeper and lags behind writes: found is false when the cache has no such object,
-// which therefore may still exist.
-func readCached(ctx context.Context, c kube.Client, key client.ObjectKey, live client.Object) (found bool, err error) {
+// readOrCreate leaves live holding the object at key, and tells whether it has just been created:
+// it is read from the cache, which holds only objects labelled as managed by appkeeper and lags
+// behind writes; when the cache misses, the object desired builds is created unless an object has
+// the name (createIfAbsent), and only an object that has it is read from the API server.
+func readOrCreate(ctx context.Context, c kube.Client, key client.ObjectKey, live client.Object, desired func() any) (created bool, err error) {
 	err = c.Get(ctx, key, live)
 	switch {
-	case apierrors.IsNotFound(err):
+	case err == nil:
 		return false, nil
-	case err != nil:
+	case !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("get %T %s: %w", live, key, err)
 	}
-	return true, nil
-}
-
-// readUncached reads the object at key into live from the API server.
-func readUncached(ctx context.Context, c kube.Client, key client.ObjectKey, live client.Object) error {
+	if created, err = createIfAbsent(ctx, c, desired(), live); err != nil || created {
+		if err != nil {
+			return false, fmt.Errorf("create %T %s: %w", live, key, err)
+		}
+		logChange(ctx, kindOf(c, live), key, nil)
+		return true, nil
+	}
 	var reader client.Reader = c.Client
 	if c.APIReader != nil {
 		reader = c.APIReader
 	}
 	if err := reader.Get(ctx, key, live); err != nil {
-		return fmt.Errorf("get %T %s: %w", live, key, err)
+		return false, fmt.Errorf("get %T %s: %w", live, key, err)
 	}
-	return nil
+	return false, nil
 }
 
 // absentVersion is a resourceVersion no stored object has: the store's revisions start at 1 and

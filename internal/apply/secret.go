@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -25,23 +24,16 @@ func GeneratedSecret(ctx context.Context, c kube.Client, owner client.Object, na
 ) (data map[string][]byte, created bool, err error) {
 	key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}
 	live := &corev1.Secret{}
-	found, err := readCached(ctx, c, key, live)
-	if err != nil {
+	var fresh map[string][]byte
+	created, err = readOrCreate(ctx, c, key, live, func() any {
+		fresh = generate()
+		return desired(fresh)
+	})
+	switch {
+	case err != nil:
 		return nil, false, err
-	}
-	if !found {
-		fresh := generate()
-		created, err := createIfAbsent(ctx, c, desired(fresh), live)
-		switch {
-		case err != nil:
-			return nil, false, fmt.Errorf("create Secret %s: %w", key, err)
-		case created:
-			logChange(ctx, "Secret", key, nil)
-			return fresh, true, nil
-		}
-		if err := readUncached(ctx, c, key, live); err != nil {
-			return nil, false, err
-		}
+	case created:
+		return fresh, true, nil
 	}
 	if !writtenByOperator(live) {
 		return nil, false, conflict(c, owner, live, "")

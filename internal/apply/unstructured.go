@@ -14,24 +14,15 @@ import (
 // server-side apply as Child does: nothing is sent while the live object holds what the operator
 // last applied, and an object owner does not control is left alone and reported as a
 // NameConflictError that names the child and its owner. live receives the object read before the
-// apply.
+// apply, or the object created.
 func Unstructured(ctx context.Context, c kube.Client, owner client.Object, live, desired *unstructured.Unstructured) (Result, error) {
 	key := client.ObjectKeyFromObject(desired)
-	found, err := readCached(ctx, c, key, live)
-	if err != nil {
+	created, err := readOrCreate(ctx, c, key, live, func() any { return desired })
+	switch {
+	case err != nil:
 		return Unchanged, err
-	}
-	if !found {
-		created, err := createIfAbsent(ctx, c, desired, live)
-		switch {
-		case err != nil:
-			return Unchanged, fmt.Errorf("apply %s %s: %w", desired.GetKind(), key, err)
-		case created:
-			return Created, nil
-		}
-		if err := readUncached(ctx, c, key, live); err != nil {
-			return Unchanged, err
-		}
+	case created:
+		return Created, nil
 	}
 	if err := checkOwnership(c, owner, live); err != nil {
 		return Unchanged, fmt.Errorf("%s of %s %s: %w", desired.GetKind(), kindOf(c, owner), key, err)
