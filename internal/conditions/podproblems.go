@@ -113,7 +113,7 @@ func PodStatusChanged(old, updated *corev1.Pod) bool {
 		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() ||
 		!maps.Equal(old.Labels, updated.Labels) ||
 		!maps.Equal(old.Annotations, updated.Annotations) ||
-		controllerUID(old) != controllerUID(updated)
+		ControllerUID(old) != ControllerUID(updated)
 }
 
 func equalProblems(a, b *PodProblem) bool {
@@ -123,8 +123,9 @@ func equalProblems(a, b *PodProblem) bool {
 	return *a == *b
 }
 
-func controllerUID(pod *corev1.Pod) string {
-	if owner := metav1.GetControllerOf(pod); owner != nil {
+// ControllerUID is the UID of obj's controller, or empty when it has none.
+func ControllerUID(obj metav1.Object) string {
+	if owner := metav1.GetControllerOf(obj); owner != nil {
 		return string(owner.UID)
 	}
 	return ""

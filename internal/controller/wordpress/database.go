@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 )
 
 // databaseChangedPredicate passes every creation and deletion of a MySQL and only the updates that
@@ -25,17 +26,10 @@ var databaseChangedPredicate = predicate.Funcs{UpdateFunc: func(e event.UpdateEv
 func siteVisibleChange(old, updated *appsv1alpha1.MySQL) bool {
 	return old.Generation != updated.Generation ||
 		old.DeletionTimestamp.IsZero() != updated.DeletionTimestamp.IsZero() ||
-		controllerUID(old) != controllerUID(updated) ||
+		conditions.ControllerUID(old) != conditions.ControllerUID(updated) ||
 		old.Status.Endpoint != updated.Status.Endpoint ||
 		!sameCondition(meta.FindStatusCondition(old.Status.Conditions, appsv1alpha1.ConditionAvailable),
 			meta.FindStatusCondition(updated.Status.Conditions, appsv1alpha1.ConditionAvailable))
-}
-
-func controllerUID(obj metav1.Object) string {
-	if owner := metav1.GetControllerOf(obj); owner != nil {
-		return string(owner.UID)
-	}
-	return ""
 }
 
 func sameCondition(a, b *metav1.Condition) bool {
