@@ -7,6 +7,6 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	template.cleanup()
+	template.Remove()
 	os.Exit(code)
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -41,34 +39,16 @@ func requireTool(t testing.TB, path string) string {
 	return ""
 }
 
-// dataTemplate is a data directory made once by mariadb-install-db, which takes seconds, and
-// copied for each server, which takes milliseconds.
-type dataTemplate struct {
-	once sync.Once
-	dir  string
-	err  error
-}
+// template is the data directory every server copies.
+var template testservers.Template
 
-var template dataTemplate
-
-func (d *dataTemplate) get(t testing.TB) string {
+func templateDir(t testing.TB) string {
 	t.Helper()
-	d.once.Do(func() {
-		d.dir, d.err = os.MkdirTemp("", "appkeeper-mariadb-template-")
-		if d.err == nil {
-			d.err = testservers.InstallDataDir(filepath.Join(d.dir, "data"))
-		}
-	})
-	if d.err != nil {
-		t.Fatal(d.err)
+	dir, err := template.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(d.dir, "data")
-}
-
-func (d *dataTemplate) cleanup() {
-	if d.dir != "" {
-		_ = os.RemoveAll(d.dir)
-	}
+	return dir
 }
 
 // mariadb is a server on a free loopback port whose root (over TCP) has rootPassword and which
@@ -84,7 +64,7 @@ func startMariaDB(t *testing.T) *mariadb {
 	requireTool(t, testservers.MariaDBServer)
 	requireTool(t, testservers.MariaDBInstall)
 	server, err := testservers.StartMariaDB(context.Background(), testservers.MariaDBOptions{
-		Dir: t.TempDir(), Template: template.get(t), RootPassword: rootPassword,
+		Dir: t.TempDir(), Template: templateDir(t), RootPassword: rootPassword,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -60,6 +61,9 @@ type MariaDB struct {
 	Dir  string
 	cmd  *exec.Cmd
 	log  *os.File
+	// args start the server again, on the same data and port; password is root's.
+	args     []string
+	password string
 }
 
 // StartMariaDB starts a server from a copy of o.Template and waits until root can log in with
@@ -83,16 +87,9 @@ func StartMariaDB(ctx context.Context, o MariaDBOptions) (_ *MariaDB, err error)
 		"--socket=" + filepath.Join(o.Dir, "mysqld.sock"), "--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port),
 		"--skip-name-resolve", "--innodb-log-file-size=16M", "--innodb-buffer-pool-size=64M",
 		"--log-bin=" + filepath.Join(o.Dir, "binlog"), "--server-id=1", "--max-allowed-packet=64M"}, o.Args...)
-	m := &MariaDB{Port: port, Dir: o.Dir, cmd: exec.Command(MariaDBServer, args...)}
-	if m.log, err = os.Create(filepath.Join(o.Dir, "mysqld.log")); err != nil {
+	m := &MariaDB{Port: port, Dir: o.Dir, args: args, password: o.RootPassword}
+	if err := m.start(); err != nil {
 		return nil, err
-	}
-	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
-	// The server must not outlive a program that dies without stopping it.
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := m.cmd.Start(); err != nil {
-		_ = m.log.Close()
-		return nil, fmt.Errorf("start %s: %w", MariaDBServer, err)
 	}
 	defer func() {
 		if err != nil {
@@ -104,6 +101,37 @@ func StartMariaDB(ctx context.Context, o MariaDBOptions) (_ *MariaDB, err error)
 		return nil, fmt.Errorf("the server did not start: %w\n%s", err, out)
 	}
 	return m, nil
+}
+
+// start runs mariadbd with m's arguments, its output appended to its log.
+func (m *MariaDB) start() (err error) {
+	m.cmd = exec.Command(MariaDBServer, m.args...)
+	if m.log, err = os.OpenFile(filepath.Join(m.Dir, "mysqld.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return err
+	}
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	// The server must not outlive a program that dies without stopping it.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := m.cmd.Start(); err != nil {
+		_ = m.log.Close()
+		return fmt.Errorf("start %s: %w", MariaDBServer, err)
+	}
+	return nil
+}
+
+// Restart starts a stopped server again on its data and port, with more flags if given, and
+// waits until root can log in.
+func (m *MariaDB) Restart(ctx context.Context, extra ...string) error {
+	m.args = append(m.args, extra...)
+	if err := m.start(); err != nil {
+		return err
+	}
+	db, err := m.waitFor(ctx, m.password, 30*time.Second)
+	if err != nil {
+		out, _ := os.ReadFile(m.log.Name())
+		return fmt.Errorf("the server did not start again: %w\n%s", err, out)
+	}
+	return db.Close()
 }
 
 // setRootPassword waits for the server, then gives root its password on every host it has.
@@ -192,4 +220,30 @@ func CopyTree(src, dst string) error {
 		}
 		return out.Close()
 	})
+}
+
+// Template is a data directory InstallDataDir makes once, on first use, for a test binary's
+// servers to copy.
+type Template struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Dir makes the data directory on its first call and returns it.
+func (t *Template) Dir() (string, error) {
+	t.once.Do(func() {
+		t.dir, t.err = os.MkdirTemp("", "appkeeper-mariadb-template-")
+		if t.err == nil {
+			t.err = InstallDataDir(filepath.Join(t.dir, "data"))
+		}
+	})
+	return filepath.Join(t.dir, "data"), t.err
+}
+
+// Remove removes the data directory, if it was made.
+func (t *Template) Remove() {
+	if t.dir != "" {
+		_ = os.RemoveAll(t.dir)
+	}
 }

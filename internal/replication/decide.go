@@ -1,0 +1,105 @@
+package replication
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// View is one member as the operator read it: its observation, or why it could not be read.
+type View struct {
+	Name        string
+	Observation Observation
+	// Err is why the member could not be read; Observation is empty then.
+	Err error
+}
+
+// Reasons a failover waits for a person, as Blocked reports them.
+const (
+	// ReasonCannotProveNoLoss: a replica that may hold the last acknowledged write cannot be read.
+	ReasonCannotProveNoLoss = "CannotProveNoLoss"
+	// ReasonNoCandidate: no replica can be promoted at all.
+	ReasonNoCandidate = "NoCandidate"
+)
+
+// Blocked says why no replica may be promoted.
+type Blocked struct {
+	Reason, Message string
+}
+
+func (b *Blocked) Error() string { return b.Message }
+
+// Held is every transaction the member holds: what it applied and what its relay log received
+// beyond that. A replica acknowledges what it received, so that is what a promotion must keep.
+func (o Observation) Held() Position {
+	held := Position{}
+	for d, g := range o.Applied {
+		held[d] = g
+	}
+	if o.Replica != nil {
+		for d, g := range o.Replica.Received {
+			if g.Seq > held[d].Seq {
+				held[d] = g
+			}
+		}
+	}
+	for d, g := range o.Binlog {
+		if g.Seq > held[d].Seq {
+			held[d] = g
+		}
+	}
+	return held
+}
+
+// LocalWrites tells whether a replica's binary log ends with a transaction its source never sent:
+// a client wrote on it directly. Replicated transactions reach the binary log and the applied
+// position alike, so the two differ only then.
+func (o Observation) LocalWrites() bool {
+	last := o.Binlog[Domain]
+	return last.Seq > o.Applied[Domain].Seq && last.Server == o.ServerID
+}
+
+// Successor chooses the replica to promote when the primary has failed. Semi-synchronous
+// replication in MariaDB waits for one acknowledgement, from any replica, so any replica may hold
+// the last acknowledged write: unless acceptDataLoss, every replica must be read, and the one that
+// received the most wins, not the one that applied the most. Ties go to the first by name. A
+// replica with writes of its own is never chosen.
+func Successor(replicas []View, acceptDataLoss bool) (View, error) {
+	var unread, errant []string
+	var candidates []View
+	for _, r := range replicas {
+		switch {
+		case r.Err != nil:
+			unread = append(unread, fmt.Sprintf("%s (%v)", r.Name, r.Err))
+		case r.Observation.LocalWrites():
+			errant = append(errant, r.Name)
+		default:
+			candidates = append(candidates, r)
+		}
+	}
+	if len(unread) > 0 && !acceptDataLoss {
+		return View{}, &Blocked{Reason: ReasonCannotProveNoLoss, Message: "no replica is promoted while a replica that may hold the last acknowledged write " +
+			"cannot be read: " + strings.Join(unread, ", ")}
+	}
+	if len(candidates) == 0 {
+		msg := "no replica can be promoted"
+		if len(errant) > 0 {
+			msg += "; these hold writes their primary never sent: " + strings.Join(errant, ", ")
+		}
+		if len(unread) > 0 {
+			msg += "; these cannot be read: " + strings.Join(unread, ", ")
+		}
+		return View{}, &Blocked{Reason: ReasonNoCandidate, Message: msg}
+	}
+	slices.SortStableFunc(candidates, func(a, b View) int {
+		ha, hb := a.Observation.Held().Seq(Domain), b.Observation.Held().Seq(Domain)
+		switch {
+		case ha > hb:
+			return -1
+		case ha < hb:
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return candidates[0], nil
+}

@@ -1,0 +1,146 @@
+package replication
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Member is a member the operator reaches over SQL, and where replicas reach it.
+type Member struct {
+	Name   string
+	DB     *sql.DB
+	Source Source
+}
+
+// Record writes down which member is primary, and the position the new history forks from,
+// before that member takes a write: a pass that stops halfway then opens no other member.
+type Record func(ctx context.Context, primary string, fork Position) error
+
+// Procedure holds what every change of primary needs.
+type Procedure struct {
+	// Members is the number of members the cluster is meant to have: a primary of more than one
+	// waits for acknowledgements even while no replica is connected.
+	Members    int
+	Durability Durability
+	// CatchUp bounds how long the new primary may take to apply what it received.
+	CatchUp time.Duration
+	// OperatorUsers are the operator's own accounts, whose sessions a demotion keeps.
+	OperatorUsers []string
+	Record        Record
+}
+
+// Observe reads every member at once.
+func ObserveAll(ctx context.Context, members []Member) []View {
+	views := make([]View, len(members))
+	done := make(chan struct{})
+	for i, m := range members {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			o, err := Observe(ctx, m.DB)
+			views[i] = View{Name: m.Name, Observation: o, Err: err}
+		}()
+	}
+	for range members {
+		<-done
+	}
+	return views
+}
+
+// Failover promotes a replica in place of a primary that failed, losing no acknowledged write:
+// every replica stops receiving first, so that the old primary, waiting for an acknowledgement,
+// can commit nothing more; the replica that received the most applies it all; it is recorded as
+// primary, then opened, and the other replicas follow it. The old primary is left alone: it
+// rejoins once it answers again; if it still answers now, it is closed to writes, at best effort,
+// for a client that still reaches it would otherwise wait on it. It returns the new primary and
+// the fork position.
+func (p Procedure) Failover(ctx context.Context, primary Member, replicas []Member, acceptDataLoss bool) (string, Position, error) {
+	closing := make(chan struct{})
+	go func() {
+		defer close(closing)
+		closeCtx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_ = Demote(closeCtx, primary.DB, p.OperatorUsers...)
+	}()
+	for _, r := range replicas {
+		// A replica that cannot be stopped cannot be read either: Successor judges it.
+		_ = StopReceiving(ctx, r.DB)
+	}
+	<-closing
+	views := ObserveAll(ctx, replicas)
+	chosen, err := Successor(views, acceptDataLoss)
+	if err != nil {
+		return "", nil, err
+	}
+	fork := chosen.Observation.Held()
+	successor := memberNamed(replicas, chosen.Name)
+	if err := CatchUp(ctx, successor.DB, fork, p.CatchUp); err != nil {
+		return "", nil, fmt.Errorf("promote %s: %w", successor.Name, err)
+	}
+	if err := p.Record(ctx, successor.Name, fork); err != nil {
+		return "", nil, err
+	}
+	return successor.Name, fork, p.open(ctx, successor, chosen.Observation, replicas, views)
+}
+
+// Switchover hands the primary's role to the replica to, as a person or a rolling change asks:
+// the primary closes to writes, to applies all it wrote, is recorded, opens, and everyone else,
+// the old primary first, follows it. If to does not catch up in time, the old primary opens again.
+func (p Procedure) Switchover(ctx context.Context, primary Member, to Member, others []Member) (Position, error) {
+	if err := Demote(ctx, primary.DB, p.OperatorUsers...); err != nil {
+		return nil, fmt.Errorf("close %s to writes: %w", primary.Name, err)
+	}
+	old, err := Observe(ctx, primary.DB)
+	if err != nil {
+		return nil, p.reopen(ctx, primary, fmt.Errorf("read %s: %w", primary.Name, err))
+	}
+	fork := old.Binlog
+	if err := CatchUp(ctx, to.DB, fork, p.CatchUp); err != nil {
+		return nil, p.reopen(ctx, primary, fmt.Errorf("switch over to %s: %w", to.Name, err))
+	}
+	if err := p.Record(ctx, to.Name, fork); err != nil {
+		return nil, p.reopen(ctx, primary, err)
+	}
+	o, err := Observe(ctx, to.DB)
+	if err != nil {
+		return fork, err
+	}
+	followers := append([]Member{primary}, others...)
+	return fork, p.open(ctx, to, o, followers, ObserveAll(ctx, followers))
+}
+
+// reopen gives writes back to a primary whose switchover failed before another was recorded.
+func (p Procedure) reopen(ctx context.Context, primary Member, cause error) error {
+	if err := exec(ctx, primary.DB, "SET GLOBAL read_only = OFF"); err != nil {
+		return errors.Join(cause, fmt.Errorf("reopen %s: %w", primary.Name, err))
+	}
+	return cause
+}
+
+// open opens the recorded primary and points every other reachable member at it.
+func (p Procedure) open(ctx context.Context, primary Member, o Observation, members []Member, views []View) error {
+	if err := OpenWrites(ctx, primary.DB, o, p.Durability, p.Members > 1, p.CatchUp); err != nil {
+		return fmt.Errorf("open %s to writes: %w", primary.Name, err)
+	}
+	var errs []error
+	for i, m := range members {
+		if m.Name == primary.Name || views[i].Err != nil {
+			continue
+		}
+		if err := Follow(ctx, m.DB, views[i].Observation, primary.Source); err != nil {
+			errs = append(errs, fmt.Errorf("point %s at %s: %w", m.Name, primary.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func memberNamed(members []Member, name string) Member {
+	for _, m := range members {
+		if m.Name == name {
+			return m
+		}
+	}
+	return Member{}
+}
