@@ -79,6 +79,14 @@ const (
 	// ReasonInvalidSpec: the spec asks for something its children cannot do, in a way the API
 	// server's checks cannot see; the children keep their last good spec.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNoPrimary: no member of a MySQL cluster takes writes yet.
+	ReasonNoPrimary = "NoPrimary"
+	// ReasonFailoverBlocked: a cluster's primary failed, and no replica is promoted, since none
+	// can be without losing an acknowledged write or none can be at all.
+	ReasonFailoverBlocked = "FailoverBlocked"
+	// ReasonErrantMember: a cluster member holds writes the primary never had, and is left out of
+	// replication.
+	ReasonErrantMember = "ErrantMember"
 )
 
 // Labels put on every child so that each instance has a selector of its own and the operator's
@@ -98,6 +106,10 @@ const (
 	EventUpgraded  = "Upgraded"
 	EventFailed    = "ReconcileFailed"
 	EventReplaced  = "Replaced"
+	// EventPrimaryChosen: a cluster's first primary was chosen and opened to writes.
+	EventPrimaryChosen = "PrimaryChosen"
+	// EventFailedOver: a replica took over from a cluster's failed primary.
+	EventFailedOver = "FailedOver"
 	// EventNameConflict and EventCredentialsLost are Warnings, recorded once when the condition
 	// of the same reason appears.
 	EventNameConflict    = ReasonNameConflict

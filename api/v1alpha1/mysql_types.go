@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/distribution/reference"
@@ -59,6 +60,38 @@ type Storage struct {
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
 
+// Durability is what a commit on a cluster's primary waits for.
+// +kubebuilder:validation:Enum=Required;Preferred
+type Durability string
+
+const (
+	// DurabilityRequired: a commit returns only once a replica holds it. While no replica
+	// acknowledges, writes wait, and the status says why: no acknowledged write can be lost.
+	DurabilityRequired Durability = "Required"
+	// DurabilityPreferred: a commit waits for a replica at most ackTimeout, then the primary
+	// commits alone until a replica catches up, and the status says the cluster is unprotected.
+	DurabilityPreferred Durability = "Preferred"
+)
+
+// Replication is how a cluster's primary waits for its replicas.
+// +kubebuilder:validation:XValidation:rule="!has(self.ackTimeout) || (has(self.durability) && self.durability == 'Preferred')",message="spec.replication.ackTimeout applies only with durability Preferred: with Required a commit waits for a replica however long it takes",fieldPath=".ackTimeout"
+type Replication struct {
+	// Durability is Required (the default) or Preferred.
+	// +kubebuilder:default=Required
+	// +optional
+	Durability Durability `json:"durability,omitempty"`
+
+	// AckTimeout is how long a commit waits for a replica with durability Preferred, from 100ms
+	// to 1h. Defaults to 10s.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="spec.replication.ackTimeout must be from 100ms to 1h"
+	// +optional
+	AckTimeout *metav1.Duration `json:"ackTimeout,omitempty"`
+}
+
+// DefaultAckTimeout is how long a commit waits for a replica with durability Preferred, unless
+// the spec says otherwise.
+const DefaultAckTimeout = 10 * time.Second
+
 // SecretReference names a Secret in the resource's namespace.
 type SecretReference struct {
 	// Name of the Secret.
@@ -68,6 +101,7 @@ type SecretReference struct {
 
 // MySQLSpec is the MySQL server a user asks for.
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.enabled) || !self.monitoring.enabled || !has(self.config) || !self.config.exists(l, l.contains('9104') && l.matches(r'(?i)^\\s*(loose[-_])?(mysqlx|admin|extra)[-_]port\\s*=\\s*\\D?0*9104(\\D|$)'))",message="spec.config must not set mysqlx_port, admin_port or extra_port to 9104 while spec.monitoring.enabled is true: the exporter serves its metrics on port 9104 of the same pod",fieldPath=".config"
+// +kubebuilder:validation:XValidation:rule="!has(self.members) || self.members == 1 || !has(self.config) || !self.config.exists(l, l.matches('(?i)^[[:space:]]*(loose[-_])?((skip|enable|disable)[-_])?(server[-_]id|log[-_]bin|log[-_]basename|binlog[-_]format|log[-_]slave[-_]updates|log[-_]replica[-_]updates|sync[-_]binlog|innodb[-_]flush[-_]log[-_]at[-_]trx[-_]commit|gtid[-_][a-z_-]*|read[-_]only|slave[-_]net[-_]timeout|skip[-_]slave[-_]start|rpl[-_]semi[-_]sync[-_][a-z_-]*|init[-_]rpl[-_]role|wsrep[-_][a-z_-]*)[[:space:]]*([=#].*)?$'))",message="spec.config must not set server_id, binary log, GTID, read_only, semi-synchronous replication or wsrep options while spec.members is above 1: every member needs the operator's replication settings",fieldPath=".config"
 type MySQLSpec struct {
 	// Image is the MySQL server image. A newer version rolls the pod; an older major or minor
 	// version is refused, because mysqld cannot start on data files written by a newer version.
@@ -85,6 +119,22 @@ type MySQLSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Storage Storage `json:"storage,omitempty"`
+
+	// Members is the number of servers: one primary that takes the writes and replicas that hold
+	// a copy of every write before it is acknowledged, so that a failover loses none. Members
+	// above 1 need MariaDB (10.11 or later): the operator replicates with its GTIDs and
+	// semi-synchronous replication. It is fixed once the MySQL exists. Defaults to 1, one server.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +optional
+	Members int32 `json:"members,omitempty"`
+
+	// Replication says how a cluster's primary waits for its replicas; it applies when members is
+	// above 1.
+	// +kubebuilder:default={}
+	// +optional
+	Replication Replication `json:"replication,omitempty"`
 
 	// Resources of the mysqld container.
 	// +optional
@@ -184,13 +234,34 @@ type MySQLStatus struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// DesiredReplicas is the number of server pods a MySQL runs: always 1, one server per MySQL.
+	// DesiredReplicas is the number of server pods a MySQL runs: its members.
 	// +optional
 	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
 
-	// ReadyReplicas is 1 when the server is ready to serve.
+	// ReadyReplicas is the number of members ready to serve.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Primary is the member that takes writes, and that the client Service reaches, in a MySQL of
+	// more than one member. The operator records it before the member is opened to writes.
+	// +optional
+	Primary string `json:"primary,omitempty"`
+
+	// Epoch counts the members made primary since the cluster began, the first included.
+	// +optional
+	Epoch int64 `json:"epoch,omitempty"`
+
+	// Fork is the GTID position at which the current primary's history began: a member whose own
+	// writes go beyond it holds transactions the cluster does not.
+	// +optional
+	Fork string `json:"fork,omitempty"`
+
+	// Members are the members of a MySQL of more than one, as the operator last read them.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Members []MySQLMemberStatus `json:"members,omitempty"`
 
 	// Backup summarises the MySQL's backups.
 	// +optional
@@ -212,6 +283,46 @@ type MySQLStatus struct {
 	Rollout RolloutStatus `json:"rollout,omitempty"`
 }
 
+// LabelRole on a cluster member's pod says whether it is the primary or a replica, for the
+// client and read Services to select; the operator sets it once the member plays that role.
+const LabelRole = "apps.appkeeper.dev/role"
+
+// Values of LabelRole.
+const (
+	RoleLabelPrimary = "primary"
+	RoleLabelReplica = "replica"
+)
+
+// MemberRole is what a member does in its cluster.
+type MemberRole string
+
+const (
+	// RolePrimary takes writes.
+	RolePrimary MemberRole = "Primary"
+	// RoleReplica applies the primary's writes, and acknowledges them.
+	RoleReplica MemberRole = "Replica"
+	// RoleUnknown could not be read.
+	RoleUnknown MemberRole = "Unknown"
+)
+
+// MySQLMemberStatus is one member of a cluster as the operator last read it over SQL.
+type MySQLMemberStatus struct {
+	// Name of the member's pod.
+	Name string `json:"name"`
+	// Role is Primary, Replica or Unknown.
+	Role MemberRole `json:"role"`
+	// Position is the last transaction the member holds, as a MariaDB GTID list.
+	// +optional
+	Position string `json:"position,omitempty"`
+	// LagSeconds is how far a replica's applying is behind its primary, when it replicates.
+	// +optional
+	LagSeconds *int64 `json:"lagSeconds,omitempty"`
+	// Message says what is wrong with the member, if anything: why it could not be read, or its
+	// replication error.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // MySQL runs a MySQL server on a persistent volume.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -220,6 +331,7 @@ type MySQLStatus struct {
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Ready-Pods",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.status.image`
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -243,6 +355,7 @@ type MySQL struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.user) == has(oldSelf.user) && (!has(self.user) || self.user == oldSelf.user)",message="spec.user is immutable: it is created when the server first starts",fieldPath=".user"
 	// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) == has(oldSelf.credentialsSecretRef) && (!has(self.credentialsSecretRef) || self.credentialsSecretRef == oldSelf.credentialsSecretRef)",message="spec.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".credentialsSecretRef"
 	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
+	// +kubebuilder:validation:XValidation:rule="(has(self.members) ? self.members : 1) == (has(oldSelf.members) ? oldSelf.members : 1)",message="spec.members is fixed once the MySQL exists: the operator does not yet add or remove members of a running cluster",fieldPath=".members"
 	// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the data is restored once, before the server first starts",fieldPath=".restore"
 	Spec MySQLSpec `json:"spec,omitempty"`
 	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)
@@ -281,6 +394,34 @@ func (m *MySQL) BackupAccountSecretName() string { return m.Name + "-backup-acco
 // ExporterAccountSecretName holds the password of the account the metrics exporter connects as,
 // in the option file the exporter reads.
 func (m *MySQL) ExporterAccountSecretName() string { return m.Name + "-exporter-account" }
+
+// ReadServiceName is the Service that reaches the replicas of a cluster.
+func (m *MySQL) ReadServiceName() string { return m.Name + "-read" }
+
+// ClusterAccountSecretName holds the password of the account the operator manages a cluster's
+// replication with, and replicas replicate with.
+func (m *MySQL) ClusterAccountSecretName() string { return m.Name + "-cluster-account" }
+
+// Clustered tells whether the MySQL runs more than one member.
+func (m *MySQL) Clustered() bool { return m.MemberCount() > 1 }
+
+// MemberCount is the number of members the spec asks for.
+func (m *MySQL) MemberCount() int32 { return max(m.Spec.Members, 1) }
+
+// MemberName is the name of the pod of the member with ordinal i.
+func (m *MySQL) MemberName(i int32) string { return fmt.Sprintf("%s-%d", m.ChildName(), i) }
+
+// AckTimeout is how long a cluster's primary waits for a replica's acknowledgement; zero means
+// as long as it takes.
+func (m *MySQL) AckTimeout() time.Duration {
+	if m.Spec.Replication.Durability != DurabilityPreferred {
+		return 0
+	}
+	if t := m.Spec.Replication.AckTimeout; t != nil {
+		return t.Duration
+	}
+	return DefaultAckTimeout
+}
 
 // ConfigMapName holds my.cnf.
 func (m *MySQL) ConfigMapName() string { return m.Name + "-config" }

@@ -43,6 +43,11 @@ var (
 	// WedgedPodDeleted: a StatefulSet member of an older or failed revision that could not become
 	// Ready was deleted, so that it is recreated from the current or restored revision.
 	WedgedPodDeleted = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventWedgedPodDeleted, Action: "Delete"}
+	// PrimaryChosen: a MySQL cluster's first primary was recorded and opened to writes.
+	PrimaryChosen = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventPrimaryChosen, Action: "Promote"}
+	// FailedOver: a replica took over from a MySQL cluster's primary that failed; a Warning,
+	// since something made the primary fail.
+	FailedOver = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventFailedOver, Action: "Promote"}
 	// Restored: a MySQL serves, or a WordPress's wp-content holds, the data restored from a backup.
 	Restored = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.ReasonRestored, Action: "Restore"}
 	// RestoreStuck: a WordPress's restore cannot go on until a person fixes its source.

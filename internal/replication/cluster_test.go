@@ -89,11 +89,12 @@ func startCluster(t *testing.T, members int, d replication.Durability) *cluster 
 	t.Helper()
 	ctx := context.Background()
 	c := &cluster{t: t}
-	c.proc = replication.Procedure{Members: members, Durability: d, CatchUp: 30 * time.Second, OperatorUsers: []string{"root"},
-		Record: func(_ context.Context, primary string, _ replication.Position) error {
-			c.recorded = append(c.recorded, primary)
-			return nil
-		}}
+	c.proc = replication.Procedure{Members: members, Durability: d, CatchUp: 30 * time.Second, OperatorUsers: []string{"root"}}
+	c.proc.Record = func(_ context.Context, primary string, fork replication.Position) error {
+		c.recorded = append(c.recorded, primary)
+		c.proc.Fork = fork
+		return nil
+	}
 	for i := range members {
 		s, err := testservers.StartMariaDB(ctx, testservers.MariaDBOptions{Dir: t.TempDir(), Template: dataTemplate(t), RootPassword: rootPassword,
 			Args: []string{fmt.Sprintf("--server-id=%d", 100+i), "--log-slave-updates", "--binlog-format=ROW", "--sync-binlog=1",
@@ -197,13 +198,8 @@ func (c *cluster) others(i int) []replication.Member {
 // waitForAcks waits until the writer has n more acknowledgements than it had.
 func waitForAcks(t *testing.T, w *ackwriter.Writer, n int) {
 	t.Helper()
-	want := w.Acknowledged() + n
-	deadline := time.Now().Add(30 * time.Second)
-	for w.Acknowledged() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer has %d acknowledgements after 30s, want %d", w.Acknowledged(), want)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := w.WaitFor(n, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -51,27 +51,29 @@ func (o Observation) Held() Position {
 	return held
 }
 
-// LocalWrites tells whether a replica's binary log ends with a transaction its source never sent:
-// a client wrote on it directly. Replicated transactions reach the binary log and the applied
-// position alike, so the two differ only then.
-func (o Observation) LocalWrites() bool {
+// WroteAfter tells whether the member's binary log ends with a transaction of its own written
+// after fork, where the current primary's history began: a client wrote on a replica directly,
+// or a former primary committed what its replicas never received. Its own transactions up to the
+// fork are the history every member shares.
+func (o Observation) WroteAfter(fork Position) bool {
 	last := o.Binlog[Domain]
-	return last.Seq > o.Applied[Domain].Seq && last.Server == o.ServerID
+	return last.Server == o.ServerID && last.Seq > fork.Seq(Domain)
 }
 
 // Successor chooses the replica to promote when the primary has failed. Semi-synchronous
 // replication in MariaDB waits for one acknowledgement, from any replica, so any replica may hold
 // the last acknowledged write: unless acceptDataLoss, every replica must be read, and the one that
 // received the most wins, not the one that applied the most. Ties go to the first by name. A
-// replica with writes of its own is never chosen.
-func Successor(replicas []View, acceptDataLoss bool) (View, error) {
+// replica with writes of its own after fork, where the failed primary's history began, is never
+// chosen.
+func Successor(replicas []View, fork Position, acceptDataLoss bool) (View, error) {
 	var unread, errant []string
 	var candidates []View
 	for _, r := range replicas {
 		switch {
 		case r.Err != nil:
 			unread = append(unread, fmt.Sprintf("%s (%v)", r.Name, r.Err))
-		case r.Observation.LocalWrites():
+		case r.Observation.WroteAfter(fork):
 			errant = append(errant, r.Name)
 		default:
 			candidates = append(candidates, r)

@@ -66,12 +66,16 @@ func TestSuccessor(t *testing.T) {
 		replicas: []View{replica(t, "a", 101, "0-101-9", "0-100-8", "0-100-8"), replica(t, "b", 102, "0-100-7", "0-100-7", "0-100-7")},
 		want:     "b",
 	}, {
+		name:     "a former primary's own writes up to the fork are history, not errant",
+		replicas: []View{replica(t, "a", 101, "0-101-5", "", "")},
+		want:     "a",
+	}, {
 		name:     "and when no other can be, nothing is",
 		replicas: []View{replica(t, "a", 101, "0-101-9", "0-100-8", "0-100-8")},
 		blocked:  ReasonNoCandidate,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Successor(tc.replicas, tc.acceptDataLoss)
+			got, err := Successor(tc.replicas, mustPosition(t, "0-100-5"), tc.acceptDataLoss)
 			var blocked *Blocked
 			switch {
 			case tc.blocked != "":

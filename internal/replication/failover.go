@@ -30,15 +30,25 @@ type Procedure struct {
 	// OperatorUsers are the operator's own accounts, whose sessions a demotion keeps.
 	OperatorUsers []string
 	Record        Record
+	// Fork is where the current primary's history began, as recorded when it was promoted.
+	Fork Position
 }
 
-// Observe reads every member at once.
+// ErrNoAddress says that a member has no address to be reached at: its pod is missing or has
+// not started.
+var ErrNoAddress = errors.New("the member has no address")
+
+// ObserveAll reads every member at once.
 func ObserveAll(ctx context.Context, members []Member) []View {
 	views := make([]View, len(members))
 	done := make(chan struct{})
 	for i, m := range members {
 		go func() {
 			defer func() { done <- struct{}{} }()
+			if m.DB == nil {
+				views[i] = View{Name: m.Name, Err: ErrNoAddress}
+				return
+			}
 			o, err := Observe(ctx, m.DB)
 			views[i] = View{Name: m.Name, Observation: o, Err: err}
 		}()
@@ -60,6 +70,9 @@ func (p Procedure) Failover(ctx context.Context, primary Member, replicas []Memb
 	closing := make(chan struct{})
 	go func() {
 		defer close(closing)
+		if primary.DB == nil {
+			return
+		}
 		closeCtx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		_ = Demote(closeCtx, primary.DB, p.OperatorUsers...)
@@ -70,12 +83,12 @@ func (p Procedure) Failover(ctx context.Context, primary Member, replicas []Memb
 	}
 	<-closing
 	views := ObserveAll(ctx, replicas)
-	chosen, err := Successor(views, acceptDataLoss)
+	chosen, err := Successor(views, p.Fork, acceptDataLoss)
 	if err != nil {
 		return "", nil, err
 	}
 	fork := chosen.Observation.Held()
-	successor := memberNamed(replicas, chosen.Name)
+	successor := Named(replicas, chosen.Name)
 	if err := CatchUp(ctx, successor.DB, fork, p.CatchUp); err != nil {
 		return "", nil, fmt.Errorf("promote %s: %w", successor.Name, err)
 	}
@@ -136,11 +149,12 @@ func (p Procedure) open(ctx context.Context, primary Member, o Observation, memb
 	return errors.Join(errs...)
 }
 
-func memberNamed(members []Member, name string) Member {
+// Named is the member of members called name, or one with that name alone.
+func Named(members []Member, name string) Member {
 	for _, m := range members {
 		if m.Name == name {
 			return m
 		}
 	}
-	return Member{}
+	return Member{Name: name}
 }

@@ -7,10 +7,11 @@
 # /docker-entrypoint-initdb.d in name order (*.sql and *.sql.gz as root in MYSQL_DATABASE, *.sh
 # run when executable and sourced otherwise); any failure exits non-zero, and the data appears in
 # /var/lib/mysql only once every step succeeded. A [mysqld] init-file in conf.d runs at every
-# start, that of the initialisation included. Then it runs mysqld in the foreground. It never
-# needs root.
+# start, that of the initialisation included; the initialisation writes no binary log. Then it
+# runs mysqld in the foreground. It never needs root. mariadb-backup is there for copying a
+# member's data to another.
 IMAGE=localhost/appkeeper/mariadb:10.11
-PACKAGES=(mariadb-server mariadb-client)
+PACKAGES=(mariadb-server mariadb-client mariadb-backup)
 USER_SPEC=999:999
 ENTRYPOINT='["/usr/local/bin/entrypoint"]'
 CMD='["mariadbd"]'
@@ -84,8 +85,10 @@ after_install() {
 		}
 
 		start_init_server() {
-			# No TCP: nothing can connect, and the probes fail, until the data is in place.
-			"$@" --datadir="$staging" --skip-networking --socket="$socket" &
+			# No TCP: nothing can connect, and the probes fail, until the data is in place. No
+			# binary log: what initialisation writes is no transaction for replicas to receive, as
+			# every member of a cluster initialises its own data alike.
+			"$@" --datadir="$staging" --skip-networking --socket="$socket" --skip-log-bin &
 			pid=$!
 			# A failed step ends the script: the server must not outlive it.
 			trap 'kill "$pid" 2>/dev/null || true' EXIT

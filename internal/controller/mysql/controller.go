@@ -50,6 +50,9 @@ type Reconciler struct {
 	referencedSecrets referencedSecretWatch
 
 	wedged rollout.WedgedDeletions
+
+	// members keeps a connection pool per cluster member.
+	members memberPools
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
@@ -68,7 +71,7 @@ const restoreSourceIndex = "mysql.restore.backupName"
 // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=persistentvolumeclaims,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqlbackups,verbs=get;list;watch;create
 
@@ -97,6 +100,10 @@ type observed struct {
 	gate upgradeGate
 	// restoreWait explains why the server waits for the backup it is to be restored from.
 	restoreWait string
+	// clusterPassword is the replication account's password, for a cluster.
+	clusterPassword []byte
+	// cluster is what the pass saw of a cluster's members.
+	cluster clusterState
 }
 
 // Reconcile runs the shared pass over the MySQL req names, with the steps of reconcile.
@@ -138,7 +145,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		// Nothing of the workload changes: not the image, and not my.cnf, which the running
 		// server would read at its next restart, nor its accounts. A spec never applied has no
 		// rollout to judge.
-		return ctrl.Result{}, r.reconcileBackupAccount(ctx, m, runsExporter(seen.sts))
+		_, err := r.reconcileBackupAccount(ctx, m, runsExporter(seen.sts))
+		return ctrl.Result{}, err
 	}
 	return r.reconcileServer(ctx, p, &seen)
 }
@@ -159,7 +167,11 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	// The accounts mysqld makes at its start follow the pod it starts in: a rolled back revision
 	// brings back its own exporter, or takes it away, whatever the spec says.
 	if err := pass.Concurrently(
-		func() error { return r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled) },
+		func() error {
+			account, err := r.reconcileBackupAccount(ctx, m, target.Spec.Monitoring.Enabled)
+			seen.clusterPassword = account.Password
+			return err
+		},
 		func() error {
 			return apply.Ensure(ctx, r.Client, m, m.ConfigMapName(), &corev1.ConfigMap{}, resources.ConfigMap(target), corev1ac.ExtractConfigMap)
 		},
@@ -184,7 +196,11 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: pass.Earliest(recheck, nextBackup)}, r.recordDataImage(ctx, m, *seen)
+	probe, err := r.reconcileCluster(ctx, p, seen)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: pass.Earliest(pass.Earliest(recheck, nextBackup), probe)}, r.recordDataImage(ctx, m, *seen)
 }
 
 // recordDataImage writes on the data volume the image of a server that has completed its rollout
@@ -220,6 +236,12 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 		},
 		func() error {
 			return apply.Ensure(ctx, r.Client, m, m.ChildName(), &corev1.Service{}, resources.Service(m), corev1ac.ExtractService)
+		},
+		func() error {
+			if !m.Clustered() {
+				return nil
+			}
+			return apply.Ensure(ctx, r.Client, m, m.ReadServiceName(), &corev1.Service{}, resources.ReadService(m), corev1ac.ExtractService)
 		},
 	)
 }
@@ -280,7 +302,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// A child of another resource that held one of the names goes: take the name. The suffixes are
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
-	freed := kube.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName())
+	freed := kube.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName(),
+		unnamed.ReadServiceName(), unnamed.ClusterAccountSecretName())
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -15,6 +15,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/event"
+	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
@@ -22,22 +23,26 @@ import (
 // reconcileBackupAccount keeps the Secret of the account backups connect as, whose init-file keeps
 // the exporter's account too, as runsExporter says. Its password is made once; mysqld sets it on
 // the account at every start, so even a lost Secret costs no data, only a restart before the next
-// backup.
-func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL, runsExporter bool) error {
-	exporter, err := r.reconcileExporterAccount(ctx, m, runsExporter)
-	if err != nil {
-		return err
+// backup. The init-file keeps a cluster's replication account too, which it returns.
+func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1.MySQL, runsExporter bool) (resources.ClusterAccount, error) {
+	var exporter resources.ExporterAccount
+	var cluster resources.ClusterAccount
+	if err := pass.Concurrently(
+		func() (err error) { exporter, err = r.reconcileExporterAccount(ctx, m, runsExporter); return err },
+		func() (err error) { cluster, err = r.reconcileClusterAccount(ctx, m); return err },
+	); err != nil {
+		return cluster, err
 	}
 	name := m.BackupAccountSecretName()
-	_, _, err = apply.GeneratedSecret(ctx, r.Client, m, name,
+	_, _, err := apply.GeneratedSecret(ctx, r.Client, m, name,
 		generatePassword,
 		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
-			return resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter)
+			return resources.BackupAccountSecret(m, data[appsv1alpha1.SecretKeyPassword], exporter, cluster)
 		})
 	if err != nil {
-		return fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		return cluster, fmt.Errorf("backup account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
-	return nil
+	return cluster, nil
 }
 
 // restoreSource is the backup a new MySQL loads, while it has not yet served from it: nil when

@@ -83,10 +83,13 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	status.ObservedGeneration = m.Generation
 	status.Endpoint = m.Endpoint()
 	status.SecretName = m.SecretName()
-	status.DesiredReplicas = 1
+	status.DesiredReplicas = m.MemberCount()
 	status.ReadyReplicas = 0
 	if seen.sts != nil {
 		status.ReadyReplicas = seen.sts.Status.ReadyReplicas
+	}
+	if m.Clustered() {
+		status.Members = memberStatuses(m, seen.cluster.views)
 	}
 	complete := rolloutComplete(seen.sts)
 	if complete {
@@ -99,13 +102,16 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	return status
 }
 
-// rolloutComplete is true when the StatefulSet's one member runs its current template and is ready.
+// rolloutComplete is true when every member of the StatefulSet runs its current template and is ready.
 func rolloutComplete(sts *appsv1.StatefulSet) bool {
 	if sts == nil || sts.Status.ObservedGeneration < sts.Generation {
 		return false
 	}
-	s := sts.Status
-	return s.UpdatedReplicas == 1 && s.ReadyReplicas == 1 && s.Replicas == 1 &&
+	s, members := sts.Status, int32(1)
+	if sts.Spec.Replicas != nil {
+		members = *sts.Spec.Replicas
+	}
+	return s.UpdatedReplicas == members && s.ReadyReplicas == members && s.Replicas == members &&
 		(s.CurrentRevision == s.UpdateRevision || s.CurrentRevision == "")
 }
 
@@ -123,6 +129,16 @@ func available(m *appsv1alpha1.MySQL, seen observed) conditions.Condition {
 		}
 		c.Reason = appsv1alpha1.ReasonClaimNotBound
 		c.Message = fmt.Sprintf("the data volume claim %s is %s", m.DataClaimName(), phase)
+	case m.Clustered() && seen.cluster.problemReason == appsv1alpha1.ReasonNoPrimary || m.Clustered() && m.Status.Primary == "":
+		c.Reason, c.Message = appsv1alpha1.ReasonNoPrimary, "no member takes writes yet"
+		if seen.cluster.problemReason == appsv1alpha1.ReasonNoPrimary {
+			c.Message = seen.cluster.problem
+		}
+	case m.Clustered() && !primaryOpen(m, seen.cluster.views):
+		c.Reason, c.Message = appsv1alpha1.ReasonNoPrimary, fmt.Sprintf("the primary %s does not take writes", m.Status.Primary)
+		if seen.cluster.problem != "" {
+			c.Message += ": " + seen.cluster.problem
+		}
 	case seen.sts.Status.ReadyReplicas < 1:
 		c.Reason, c.Message = appsv1alpha1.ReasonReplicasNotReady, "mysqld is not ready to serve queries"
 	default:
@@ -174,6 +190,8 @@ func degraded(seen observed, reconcileErr error) conditions.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonPreUpgradeBackupFailed, seen.gate.message
 	case seen.restoreWait != "" && !strings.HasPrefix(seen.restoreWait, restoreWaitingPrefix):
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
+	case seen.cluster.problemReason == appsv1alpha1.ReasonFailoverBlocked || seen.cluster.problemReason == appsv1alpha1.ReasonErrantMember:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, seen.cluster.problemReason, seen.cluster.problem
 	default:
 		return conditions.PodsDegraded(seen.pods, seen.podsErr)
 	}

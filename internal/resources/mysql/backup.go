@@ -12,12 +12,12 @@ import (
 )
 
 // AccountsSQL creates the backup account with password, or gives it that password and the
-// privileges it needs when it exists, then does the same for the exporter's account. mysqld runs
-// it at every start, so the Secrets are the source of truth. The passwords are generated from
-// characters that need no escaping.
-func AccountsSQL(password []byte, exporter ExporterAccount) string {
+// privileges it needs when it exists, then does the same for the exporter's account and a
+// cluster's replication account. mysqld runs it at every start, so the Secrets are the source of
+// truth. The passwords are generated from characters that need no escaping.
+func AccountsSQL(password []byte, exporter ExporterAccount, cluster ClusterAccount) string {
 	account := fmt.Sprintf("'%s'@'%%'", backup.AccountUser)
-	return fmt.Sprintf("CREATE USER IF NOT EXISTS %[1]s IDENTIFIED BY '%[2]s';\n"+
+	return cluster.sql() + fmt.Sprintf("CREATE USER IF NOT EXISTS %[1]s IDENTIFIED BY '%[2]s';\n"+
 		"ALTER USER %[1]s IDENTIFIED BY '%[2]s';\n"+
 		"GRANT %[3]s ON *.* TO %[1]s;\n", account, password, backup.AccountPrivileges) + exporter.sql()
 }
@@ -25,7 +25,7 @@ func AccountsSQL(password []byte, exporter ExporterAccount) string {
 // BackupAccountSecret is the Secret of the backup account: its password, which the backup Jobs
 // read by secretKeyRef, and the SQL mysqld runs at start, which keeps the exporter's account too.
 // It goes with the MySQL: a new MySQL of the same name sets its own password at its first start.
-func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte, exporter ExporterAccount) *corev1ac.SecretApplyConfiguration {
+func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte, exporter ExporterAccount, cluster ClusterAccount) *corev1ac.SecretApplyConfiguration {
 	return corev1ac.Secret(m.BackupAccountSecretName(), m.Namespace).
 		WithLabels(parts.Labels(m.SelectorLabels(), appsv1alpha1.ManagedByValue)).
 		WithOwnerReferences(parts.ControllerReference(m, gvk)).
@@ -33,7 +33,7 @@ func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte, exporter Export
 		WithData(map[string][]byte{
 			appsv1alpha1.SecretKeyUser:     []byte(backup.AccountUser),
 			appsv1alpha1.SecretKeyPassword: password,
-			AccountsFile:                   []byte(AccountsSQL(password, exporter)),
+			AccountsFile:                   []byte(AccountsSQL(password, exporter, cluster)),
 		})
 }
 

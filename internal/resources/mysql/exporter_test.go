@@ -70,7 +70,7 @@ func TestAccountsSQL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sql := AccountsSQL([]byte("backup"), tt.account)
+			sql := AccountsSQL([]byte("backup"), tt.account, ClusterAccount{})
 			if !strings.HasPrefix(sql, "CREATE USER IF NOT EXISTS 'appkeeper_backup'@'%'") {
 				t.Errorf("the backup account is no longer first:\n%s", sql)
 			}
@@ -95,7 +95,7 @@ func TestExporterAccountOnARealServer(t *testing.T) {
 		return server.run([]string{"mysql", "--defaults-file=" + cnf, "-P", strconv.Itoa(server.port), "-N", "-e", sql})
 	}
 
-	writeFile(t, initFile, AccountsSQL([]byte("backup"), ExporterAccount{Password: password, Enabled: true}))
+	writeFile(t, initFile, AccountsSQL([]byte("backup"), ExporterAccount{Password: password, Enabled: true}, ClusterAccount{}))
 	server.start(t, "--init-file="+initFile)
 	server.asRoot(t, "CREATE DATABASE app; CREATE TABLE app.orders (id INT)")
 	if err := asExporter("SHOW GLOBAL STATUS LIKE 'Uptime'"); err != nil {
@@ -115,7 +115,7 @@ func TestExporterAccountOnARealServer(t *testing.T) {
 	}
 
 	server.stop()
-	writeFile(t, initFile, AccountsSQL([]byte("backup"), ExporterAccount{Password: password}))
+	writeFile(t, initFile, AccountsSQL([]byte("backup"), ExporterAccount{Password: password}, ClusterAccount{}))
 	server.start(t, "--init-file="+initFile)
 	if err := asExporter("SELECT 1"); err == nil {
 		t.Error("the exporter account still logs in with monitoring off")

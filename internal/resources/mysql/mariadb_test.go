@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +106,39 @@ func currentUser() string {
 		return u
 	}
 	return "root"
+}
+
+// query runs SQL as root over the socket and returns the rows, tab-separated.
+func (m *mariaDB) query(t *testing.T, sql string) string {
+	t.Helper()
+	out, err := exec.Command("mysql", "--no-defaults", "-S", m.socket, "-u", "root", "-N", "-B", "-e", sql).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", sql, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// queryAs runs SQL as user over TCP and returns the rows, tab-separated.
+func (m *mariaDB) queryAs(t *testing.T, user, password, sql string) string {
+	t.Helper()
+	c := exec.Command("mysql", "--no-defaults", "--protocol=TCP", "-h", "127.0.0.1", "-P", strconv.Itoa(m.port), "-u", user, "-N", "-B", "-e", sql)
+	c.Env = append(os.Environ(), "MYSQL_PWD="+password)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s as %s: %v\n%s", sql, user, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// flags are the options of a my.cnf's [mysqld] section as command-line flags, but those in skip.
+func flags(cnf string, skip ...string) []string {
+	var out []string
+	for _, line := range strings.Split(cnf, "\n") {
+		name, _, _ := strings.Cut(line, "=")
+		if line == "" || strings.HasPrefix(line, "[") || slices.Contains(skip, name) {
+			continue
+		}
+		out = append(out, "--"+line)
+	}
+	return out
 }

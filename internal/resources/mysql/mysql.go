@@ -59,6 +59,9 @@ func MyCnf(m *appsv1alpha1.MySQL) string {
 	// Every start, mysqld itself makes sure the backup account exists with the Secret's password:
 	// no client can create it, as root connects only from the pod's own loopback.
 	b.WriteString("init-file=" + accountsDir + "/" + AccountsFile + "\n")
+	if m.Clustered() {
+		b.WriteString(clusterCnf())
+	}
 	for _, line := range m.Spec.Config {
 		b.WriteString(strings.TrimSpace(line))
 		b.WriteString("\n")
@@ -113,9 +116,12 @@ func HeadlessService(m *appsv1alpha1.MySQL) *corev1ac.ServiceApplyConfiguration 
 		WithPublishNotReadyAddresses(true))
 }
 
-// Service is the client Service applications connect to; it reaches the server once it is ready.
+// Service is the client Service applications connect to; it reaches the server once it is ready,
+// and in a cluster the primary alone.
 func Service(m *appsv1alpha1.MySQL) *corev1ac.ServiceApplyConfiguration {
-	return service(m, m.ChildName()).WithSpec(servicePorts(m).WithType(corev1.ServiceTypeClusterIP))
+	return service(m, m.ChildName()).WithSpec(servicePorts(m).
+		WithSelector(clientSelector(m)).
+		WithType(corev1.ServiceTypeClusterIP))
 }
 
 func service(m *appsv1alpha1.MySQL, name string) *corev1ac.ServiceApplyConfiguration {
@@ -134,7 +140,7 @@ func servicePorts(m *appsv1alpha1.MySQL) *corev1ac.ServiceSpecApplyConfiguration
 			WithTargetPort(intstr.FromString(portName)))
 }
 
-// StatefulSet is the desired single-member StatefulSet of a MySQL. Its claim template makes the
+// StatefulSet is the desired StatefulSet of a MySQL, one pod per member. Its claim template makes the
 // data PVC; the retention policy hands that PVC to the garbage collector only under the Delete policy.
 // With restore, the pod loads a backup before the server first accepts connections.
 func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetApplyConfiguration {
@@ -152,11 +158,16 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetA
 	if m.Spec.Storage.StorageClassName != nil {
 		claim.WithStorageClassName(*m.Spec.Storage.StorageClassName)
 	}
+	spec := appsv1ac.StatefulSetSpec()
+	if m.Clustered() {
+		// A member that does not start must not hold the others back: each is its own server.
+		spec.WithPodManagementPolicy(appsv1.ParallelPodManagement)
+	}
 	return appsv1ac.StatefulSet(m.ChildName(), m.Namespace).
 		WithLabels(labels).
 		WithOwnerReferences(parts.ControllerReference(m, gvk)).
-		WithSpec(appsv1ac.StatefulSetSpec().
-			WithReplicas(1).
+		WithSpec(spec.
+			WithReplicas(m.MemberCount()).
 			WithServiceName(m.HeadlessServiceName()).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
 			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
@@ -206,7 +217,7 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 	if c, volume := exporter(m); c != nil {
 		pod.WithContainers(c).WithVolumes(volume)
 	}
-	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, affinity(m))
 	return corev1ac.PodTemplateSpec().
 		WithLabels(labels).
 		WithAnnotations(map[string]string{ConfigHashAnnotation: ConfigHash(MyCnf(m))}).
@@ -243,6 +254,10 @@ func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
 		WithStartupProbe(exec(LivenessCommand).WithPeriodSeconds(5).WithFailureThreshold(60)).
 		WithLivenessProbe(exec(LivenessCommand).WithPeriodSeconds(10).WithFailureThreshold(3)).
 		WithReadinessProbe(exec(ReadinessCommand).WithPeriodSeconds(5).WithFailureThreshold(2))
+	if m.Clustered() {
+		// The entrypoint passes flags to mysqld; the server_id follows the member's ordinal.
+		c.WithArgs(serverIDFlag)
+	}
 	if len(spec.Resources.Limits) > 0 || len(spec.Resources.Requests) > 0 || len(spec.Resources.Claims) > 0 {
 		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](spec.Resources))
 	}
@@ -264,6 +279,10 @@ func env(m *appsv1alpha1.MySQL) []*corev1ac.EnvVarApplyConfiguration {
 	vars := []*corev1ac.EnvVarApplyConfiguration{
 		fromSecret("MYSQL_ROOT_PASSWORD", appsv1alpha1.SecretKeyRootPassword),
 		corev1ac.EnvVar().WithName("MYSQL_ROOT_HOST").WithValue(RootHost),
+	}
+	if m.Clustered() {
+		vars = append(vars, corev1ac.EnvVar().WithName(memberOrdinalVar).WithValueFrom(corev1ac.EnvVarSource().
+			WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath("metadata.labels['"+appsv1.PodIndexLabel+"']"))))
 	}
 	if m.Spec.Database != "" {
 		vars = append(vars, corev1ac.EnvVar().WithName("MYSQL_DATABASE").WithValue(m.Spec.Database))

@@ -200,3 +200,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// WaitFor waits until the writer has n more acknowledgements than it had when called, or until
+// timeout passes.
+func (w *Writer) WaitFor(n int, timeout time.Duration) error {
+	want := w.Acknowledged() + n
+	deadline := time.Now().Add(timeout)
+	for w.Acknowledged() < want {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d acknowledged writes after %s, want %d", w.Acknowledged(), timeout, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}

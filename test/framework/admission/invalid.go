@@ -67,6 +67,22 @@ var InvalidSpecs = append([]InvalidSpec{
 		"spec.config entries must be single my.cnf option lines, not sections"},
 	{"mysql config line opening a section after spaces", "MySQL", map[string]any{"config": []any{"  [client]"}},
 		"spec.config entries must be single my.cnf option lines, not sections"},
+	{"mysql members zero", "MySQL", map[string]any{"members": 0}, "spec.members"},
+	{"mysql members six", "MySQL", map[string]any{"members": 6}, "spec.members"},
+	{"mysql durability unknown", "MySQL", map[string]any{"members": 3, "replication": map[string]any{"durability": "Sometimes"}}, "spec.replication.durability"},
+	{"mysql ackTimeout with Required", "MySQL", map[string]any{"members": 3, "replication": map[string]any{"ackTimeout": "1s"}}, ackTimeoutRefused},
+	{"mysql ackTimeout below 100ms", "MySQL", map[string]any{"members": 3, "replication": map[string]any{"durability": "Preferred", "ackTimeout": "50ms"}},
+		"spec.replication.ackTimeout must be from 100ms to 1h"},
+	{"mysql ackTimeout not a duration", "MySQL", map[string]any{"members": 3, "replication": map[string]any{"durability": "Preferred", "ackTimeout": "soon"}},
+		"spec.replication.ackTimeout"},
+	{"mysql cluster config setting server_id", "MySQL", map[string]any{"members": 3, "config": []any{"server_id=7"}}, clusterConfigRefused},
+	{"mysql cluster config turning the binary log off", "MySQL", map[string]any{"members": 3, "config": []any{"skip-log-bin"}}, clusterConfigRefused},
+	{"mysql cluster config setting statement-based binlog", "MySQL", map[string]any{"members": 2, "config": []any{"binlog_format = STATEMENT"}}, clusterConfigRefused},
+	{"mysql cluster config turning gtid strict mode off", "MySQL", map[string]any{"members": 3, "config": []any{"loose-gtid-strict-mode=0"}}, clusterConfigRefused},
+	{"mysql cluster config opening the replicas", "MySQL", map[string]any{"members": 3, "config": []any{"read_only=0"}}, clusterConfigRefused},
+	{"mysql cluster config turning semi-sync off", "MySQL", map[string]any{"members": 3, "config": []any{"rpl_semi_sync_slave_enabled=OFF"}}, clusterConfigRefused},
+	{"mysql cluster config relaxing sync_binlog", "MySQL", map[string]any{"members": 3, "config": []any{"sync_binlog=0"}}, clusterConfigRefused},
+	{"wordpress inline mysql members six", "WordPress", inlineMySQL(map[string]any{"members": 6}), "spec.database.mysql.members"},
 	{"mysql config line setting port", "MySQL", map[string]any{"config": []any{"max_connections=200", "port=3307"}}, configRefused},
 	{"mysql config line setting port with spaces", "MySQL", map[string]any{"config": []any{"max_connections=200", "  port = 3307"}}, configRefused},
 	{"mysql config line setting loose port", "MySQL", map[string]any{"config": []any{"max_connections=200", "loose_port=3307"}}, configRefused},
@@ -179,6 +195,11 @@ var mysqlPortTaken = fmt.Sprintf("spec.config must not set mysqlx_port, admin_po
 
 // configRefused is the message of a MySQL config line that would break the pod's contract with
 // the operator.
+const (
+	ackTimeoutRefused    = "spec.replication.ackTimeout applies only with durability Preferred"
+	clusterConfigRefused = "spec.config must not set server_id, binary log, GTID, read_only, semi-synchronous replication or wsrep options while spec.members is above 1"
+)
+
 const configRefused = "spec.config must not set port, socket, bind-address, skip-networking, datadir, user or init-file, nor include other files"
 
 // MaxNameLengths is the longest metadata.name of each kind.

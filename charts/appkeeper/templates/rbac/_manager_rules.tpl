@@ -26,6 +26,7 @@
   - delete
   - get
   - list
+  - patch
   - watch
 - apiGroups:
   - apiextensions.k8s.io

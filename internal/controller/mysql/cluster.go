@@ -1,0 +1,352 @@
+package mysql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/event"
+	"github.com/appkeeper/appkeeper/internal/pass"
+	"github.com/appkeeper/appkeeper/internal/replication"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
+	"github.com/appkeeper/appkeeper/internal/statuspatch"
+)
+
+// probeInterval is how often a cluster's members are read over SQL: a primary that stops
+// answering is noticed within about this and memberDialTimeout.
+const probeInterval = time.Second
+
+// catchUpTimeout bounds how long a new primary may take to apply what it had received.
+const catchUpTimeout = 30 * time.Second
+
+// clusterState is what a pass saw of a cluster's members, for the status.
+type clusterState struct {
+	views []replication.View
+	// problem is why the cluster has no writable primary or a member is left out, with its reason.
+	problem, problemReason string
+}
+
+// reconcileClusterAccount keeps the Secret of the replication account of a cluster, which has one.
+func (r *Reconciler) reconcileClusterAccount(ctx context.Context, m *appsv1alpha1.MySQL) (resources.ClusterAccount, error) {
+	if !m.Clustered() {
+		return resources.ClusterAccount{}, nil
+	}
+	data, _, err := apply.GeneratedSecret(ctx, r.Client, m, m.ClusterAccountSecretName(),
+		generatePassword,
+		func(data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+			return resources.ClusterAccountSecret(m, data[appsv1alpha1.SecretKeyPassword])
+		})
+	if err != nil {
+		return resources.ClusterAccount{}, fmt.Errorf("replication account of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	return resources.ClusterAccount{Password: data[appsv1alpha1.SecretKeyPassword]}, nil
+}
+
+// reconcileCluster reads every member of a cluster and moves it toward the recorded primary taking
+// writes and every other member replicating from it: it chooses the first primary, fails over
+// from a primary that stopped answering, and points members that came back at the primary. It
+// returns when to read the members again.
+func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], seen *observed) (time.Duration, error) {
+	m := p.Instance
+	if !m.Clustered() || seen.clusterPassword == nil {
+		return 0, nil
+	}
+	members := r.clusterMembers(m, seen.pods, string(seen.clusterPassword))
+	observe := func() []replication.View {
+		probe, cancel := context.WithTimeout(ctx, 2*memberDialTimeout)
+		defer cancel()
+		return replication.ObserveAll(probe, members)
+	}
+	state := &seen.cluster
+	state.views = observe()
+	fork, err := replication.ParsePosition(m.Status.Fork)
+	if err != nil {
+		return 0, fmt.Errorf("status.fork of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	proc := replication.Procedure{
+		Members: int(m.MemberCount()), Durability: replication.Durability{AckTimeout: m.AckTimeout()},
+		CatchUp: catchUpTimeout, OperatorUsers: []string{resources.ClusterUser}, Record: r.recordPrimary(p), Fork: fork,
+	}
+	primary := m.Status.Primary
+	switch view, found := viewOf(state.views, primary); {
+	case primary == "":
+		err = r.choosePrimary(ctx, p, proc, members, state)
+	case !found || view.Err != nil:
+		// One more read after a short pause, so that one lost packet is no failover.
+		time.Sleep(probeInterval / 2)
+		if again := observe(); slices.ContainsFunc(again, func(v replication.View) bool { return v.Name == primary && v.Err == nil }) {
+			state.views = again
+			break
+		}
+		err = r.failOver(ctx, p, proc, members, state, "it stopped answering")
+	case view.Observation.ReadOnly:
+		err = r.reopenOrFailOver(ctx, p, proc, members, state)
+	}
+	if err != nil {
+		return probeInterval, err
+	}
+	if m.Status.Primary != "" {
+		state.views = observe()
+		r.pointMembersAtPrimary(ctx, m, members, state)
+	}
+	return probeInterval, r.labelRoles(ctx, m, seen.pods, state.views)
+}
+
+// clusterMembers are the members the StatefulSet's pods run, one per ordinal the spec asks for; a
+// member whose pod is missing is one that cannot be read.
+func (r *Reconciler) clusterMembers(m *appsv1alpha1.MySQL, pods []corev1.Pod, password string) []replication.Member {
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	keep := map[string]bool{}
+	members := make([]replication.Member, 0, m.MemberCount())
+	for i := range m.MemberCount() {
+		name := m.MemberName(i)
+		pod, ok := byName[name]
+		if !ok {
+			pod = &corev1.Pod{}
+			pod.Name, pod.Namespace = name, m.Namespace
+		}
+		keep[name] = true
+		members = append(members, r.members.member(m, pod, password))
+	}
+	r.members.forget(m.Namespace, m.Name, keep)
+	return members
+}
+
+func viewOf(views []replication.View, name string) (replication.View, bool) {
+	for _, v := range views {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return replication.View{}, false
+}
+
+// choosePrimary records and opens the first primary of a cluster once every member answers: the
+// one that holds the most, which on a new cluster is the first, and on members kept from a
+// deleted MySQL of the same name is the one with every transaction the others have.
+func (r *Reconciler) choosePrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
+	members []replication.Member, state *clusterState) error {
+	var unread []string
+	for _, v := range state.views {
+		if v.Err != nil {
+			unread = append(unread, fmt.Sprintf("%s (%v)", v.Name, describeMemberError(v.Err)))
+		}
+	}
+	if len(unread) > 0 {
+		state.problemReason = appsv1alpha1.ReasonNoPrimary
+		state.problem = fmt.Sprintf("the first primary is chosen once every member answers; waiting for %v", unread)
+		return nil
+	}
+	first := state.views[0]
+	for _, v := range state.views[1:] {
+		if v.Observation.Held().Seq(replication.Domain) > first.Observation.Held().Seq(replication.Domain) {
+			first = v
+		}
+	}
+	if err := proc.Record(ctx, first.Name, first.Observation.Held()); err != nil {
+		return err
+	}
+	member := replication.Named(members, first.Name)
+	if err := replication.OpenWrites(ctx, member.DB, first.Observation, proc.Durability, true, catchUpTimeout); err != nil {
+		return fmt.Errorf("open %s to writes: %w", first.Name, err)
+	}
+	event.PrimaryChosen.Emit(r.Recorder, p.Instance, nil, "%s is the primary", first.Name)
+	return nil
+}
+
+// reopenOrFailOver handles a recorded primary that answers but is closed to writes: it restarted,
+// or a pass stopped between recording and opening it. It is opened again only if it holds every
+// transaction each replica holds; otherwise the replica that holds the most takes over.
+func (r *Reconciler) reopenOrFailOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
+	members []replication.Member, state *clusterState) error {
+	primary, _ := viewOf(state.views, p.Instance.Status.Primary)
+	held := primary.Observation.Held()
+	for _, v := range state.views {
+		if v.Name != primary.Name && (v.Err != nil || !held.Covers(v.Observation.Held())) {
+			return r.failOver(ctx, p, proc, members, state, "it restarted behind its replicas")
+		}
+	}
+	member := replication.Named(members, primary.Name)
+	if err := replication.OpenWrites(ctx, member.DB, primary.Observation, proc.Durability, true, catchUpTimeout); err != nil {
+		return fmt.Errorf("open %s to writes again: %w", primary.Name, err)
+	}
+	log.FromContext(ctx).Info("opened the primary to writes again", "primary", primary.Name)
+	return nil
+}
+
+// failOver promotes a replica in place of the recorded primary, or says why it cannot.
+func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
+	members []replication.Member, state *clusterState, why string) error {
+	m := p.Instance
+	old := m.Status.Primary
+	var replicas []replication.Member
+	for _, member := range members {
+		if member.Name != old {
+			replicas = append(replicas, member)
+		}
+	}
+	began := time.Now()
+	successor, _, err := proc.Failover(ctx, replication.Named(members, old), replicas, false)
+	var blocked *replication.Blocked
+	if errors.As(err, &blocked) {
+		state.problemReason = appsv1alpha1.ReasonFailoverBlocked
+		state.problem = fmt.Sprintf("the primary %s failed (%s) and no replica is promoted: %s", old, why, blocked.Message)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("fail over from %s: %w", old, err)
+	}
+	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which %s, in %s", successor, old, why, time.Since(began).Round(time.Millisecond))
+	log.FromContext(ctx).Info("failed over", "from", old, "to", successor, "reason", why)
+	return nil
+}
+
+// recordPrimary writes a new primary, the next epoch and the fork position into the status, over
+// the copy the pass read: a pass on a stale copy fails with a Conflict instead of choosing again.
+func (r *Reconciler) recordPrimary(p *pass.Pass[*appsv1alpha1.MySQL]) replication.Record {
+	return func(ctx context.Context, primary string, fork replication.Position) error {
+		before := p.Instance.Status
+		p.Instance.Status.Primary = primary
+		p.Instance.Status.Epoch++
+		p.Instance.Status.Fork = fork.String()
+		if err := statuspatch.PatchOnce(ctx, r.Client, p.Original, p.Instance, func(m *appsv1alpha1.MySQL) any { return m.Status }); err != nil {
+			p.Instance.Status = before
+			return fmt.Errorf("record %s as primary: %w", primary, err)
+		}
+		// The pass's own status write goes over what is now stored.
+		p.Original = p.Instance.DeepCopy()
+		return nil
+	}
+}
+
+// pointMembersAtPrimary makes every member that answers, other than the primary, replicate from
+// it, unless it holds writes the primary's history does not: such a member is left as it is and
+// named in the status.
+func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.MySQL, members []replication.Member, state *clusterState) {
+	primary := replication.Named(members, m.Status.Primary)
+	fork, _ := replication.ParsePosition(m.Status.Fork)
+	var errant []string
+	for _, v := range state.views {
+		if v.Name == primary.Name || v.Err != nil {
+			continue
+		}
+		o := v.Observation
+		following := o.Replica != nil && o.Replica.SourceHost == primary.Source.Host
+		if !following && !fork.Covers(o.Binlog) || o.WroteAfter(fork) {
+			errant = append(errant, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
+			continue
+		}
+		if err := replication.Follow(ctx, replication.Named(members, v.Name).DB, o, primary.Source); err != nil {
+			log.FromContext(ctx).Info("could not point a member at the primary", "member", v.Name, "primary", primary.Name, "error", err.Error())
+		}
+	}
+	if len(errant) > 0 && state.problem == "" {
+		state.problemReason = appsv1alpha1.ReasonErrantMember
+		state.problem = fmt.Sprintf("left out of replication, as they hold writes the primary %s never had: %v", primary.Name, errant)
+	}
+}
+
+// labelRoles labels the primary's pod, once it takes writes, for the client Service, and the
+// replicas' pods for the read Service; a member that cannot be read loses its label.
+func (r *Reconciler) labelRoles(ctx context.Context, m *appsv1alpha1.MySQL, pods []corev1.Pod, views []replication.View) error {
+	var errs []error
+	for i := range pods {
+		pod := &pods[i]
+		want := ""
+		if v, ok := viewOf(views, pod.Name); ok && v.Err == nil {
+			switch {
+			case pod.Name == m.Status.Primary && !v.Observation.ReadOnly:
+				want = appsv1alpha1.RoleLabelPrimary
+			case pod.Name != m.Status.Primary && v.Observation.Replica != nil && v.Observation.Replica.SQLErrno == 0:
+				want = appsv1alpha1.RoleLabelReplica
+			}
+		}
+		if pod.Labels[appsv1alpha1.LabelRole] == want {
+			continue
+		}
+		patch := client.MergeFrom(pod.DeepCopy())
+		if want == "" {
+			delete(pod.Labels, appsv1alpha1.LabelRole)
+		} else {
+			pod.Labels[appsv1alpha1.LabelRole] = want
+		}
+		if err := r.Client.Patch(ctx, pod, patch, client.FieldOwner(r.Client.FieldOwner)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("label the role of pod %s/%s: %w", pod.Namespace, pod.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// describeMemberError says why a member could not be read, in the words a person acts on.
+func describeMemberError(err error) string {
+	var server *mysqldriver.MySQLError
+	switch {
+	case errors.Is(err, replication.ErrNoAddress):
+		return "its pod has not started"
+	case errors.As(err, &server) && server.Number == unknownSystemVariable:
+		return "the server is not MariaDB: a MySQL of more than one member needs MariaDB 10.11 or later (" + err.Error() + ")"
+	}
+	return err.Error()
+}
+
+// unknownSystemVariable is the server error for a variable it lacks, as MySQL lacks MariaDB's
+// GTID variables.
+const unknownSystemVariable = 1193
+
+// primaryOpen tells whether the recorded primary answered, open to writes.
+func primaryOpen(m *appsv1alpha1.MySQL, views []replication.View) bool {
+	v, ok := viewOf(views, m.Status.Primary)
+	return ok && v.Err == nil && !v.Observation.ReadOnly
+}
+
+// memberStatuses is each member as the pass last read it.
+func memberStatuses(m *appsv1alpha1.MySQL, views []replication.View) []appsv1alpha1.MySQLMemberStatus {
+	statuses := make([]appsv1alpha1.MySQLMemberStatus, 0, len(views))
+	for _, v := range views {
+		s := appsv1alpha1.MySQLMemberStatus{Name: v.Name, Role: appsv1alpha1.RoleUnknown}
+		if v.Err != nil {
+			s.Message = describeMemberError(v.Err)
+			statuses = append(statuses, s)
+			continue
+		}
+		o := v.Observation
+		s.Position = o.Held().String()
+		switch {
+		case v.Name == m.Status.Primary && !o.ReadOnly:
+			s.Role = appsv1alpha1.RolePrimary
+		case o.Replica != nil:
+			s.Role = appsv1alpha1.RoleReplica
+			if o.Replica.SecondsBehind >= 0 {
+				lag := o.Replica.SecondsBehind
+				s.LagSeconds = &lag
+			}
+			s.Message = replicationError(o.Replica)
+		}
+		statuses = append(statuses, s)
+	}
+	return statuses
+}
+
+// replicationError is a replica's last receiving or applying error, or empty.
+func replicationError(r *replication.ReplicaStatus) string {
+	switch {
+	case r.SQLErrno != 0:
+		return fmt.Sprintf("applying stopped with error %d: %s", r.SQLErrno, r.SQLError)
+	case r.IOErrno != 0 && r.Receiving != "Yes":
+		return fmt.Sprintf("receiving fails with error %d: %s", r.IOErrno, r.IOError)
+	}
+	return ""
+}
