@@ -110,6 +110,10 @@ const (
 	EventPrimaryChosen = "PrimaryChosen"
 	// EventFailedOver: a replica took over from a cluster's failed primary.
 	EventFailedOver = "FailedOver"
+	// EventSwitchedOver: a cluster's primary handed its role to a replica, as asked.
+	EventSwitchedOver = "SwitchedOver"
+	// EventSwitchoverRefused: a switchover was asked for and not done.
+	EventSwitchoverRefused = "SwitchoverRefused"
 	// EventNameConflict and EventCredentialsLost are Warnings, recorded once when the condition
 	// of the same reason appears.
 	EventNameConflict    = ReasonNameConflict

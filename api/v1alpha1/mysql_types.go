@@ -256,6 +256,11 @@ type MySQLStatus struct {
 	// +optional
 	Fork string `json:"fork,omitempty"`
 
+	// LastSwitchover is the outcome of the last switchover asked for with the annotation
+	// apps.appkeeper.dev/switchover.
+	// +optional
+	LastSwitchover *SwitchoverStatus `json:"lastSwitchover,omitempty"`
+
 	// Members are the members of a MySQL of more than one, as the operator last read them.
 	// +listType=map
 	// +listMapKey=name
@@ -292,6 +297,39 @@ const (
 	RoleLabelPrimary = "primary"
 	RoleLabelReplica = "replica"
 )
+
+// SwitchoverAnnotation on a MySQL cluster asks the operator to hand the primary's role to another
+// member: its value names the member, or is "any" for the replica that holds the most. The operator
+// removes the annotation as it takes the request, and records the outcome in
+// status.lastSwitchover.
+const SwitchoverAnnotation = "apps.appkeeper.dev/switchover"
+
+// SwitchoverToAny asks for a switchover to whichever replica holds the most.
+const SwitchoverToAny = "any"
+
+// Outcomes of a switchover.
+const (
+	SwitchoverDone    = "Done"
+	SwitchoverRefused = "Refused"
+)
+
+// SwitchoverStatus is the outcome of a switchover request.
+type SwitchoverStatus struct {
+	// Requested is the member the request named, or "any".
+	Requested string `json:"requested"`
+	// From is the primary before the switchover.
+	// +optional
+	From string `json:"from,omitempty"`
+	// To is the primary after it: the same as From when the request was refused.
+	// +optional
+	To string `json:"to,omitempty"`
+	// Result is Done or Refused.
+	Result string `json:"result"`
+	// Message says how long writes were closed, or why the request was refused.
+	Message string `json:"message"`
+	// Time is when the operator handled the request.
+	Time metav1.Time `json:"time"`
+}
 
 // MemberRole is what a member does in its cluster.
 type MemberRole string

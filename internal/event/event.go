@@ -48,6 +48,10 @@ var (
 	// FailedOver: a replica took over from a MySQL cluster's primary that failed; a Warning,
 	// since something made the primary fail.
 	FailedOver = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventFailedOver, Action: "Promote"}
+	// SwitchedOver: a MySQL cluster's primary handed its role to a replica, as a person asked.
+	SwitchedOver = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventSwitchedOver, Action: "Switchover"}
+	// SwitchoverRefused: a switchover was asked for and not done; nothing changed.
+	SwitchoverRefused = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventSwitchoverRefused, Action: "Switchover"}
 	// Restored: a MySQL serves, or a WordPress's wp-content holds, the data restored from a backup.
 	Restored = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.ReasonRestored, Action: "Restore"}
 	// RestoreStuck: a WordPress's restore cannot go on until a person fixes its source.

@@ -7,7 +7,9 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
 	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // A cluster of three members, written to through its client Service by a writer that records
@@ -64,6 +67,7 @@ spec:
 			}
 		}},
 	}
+	t.Run("switchover", c.switchOver)
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			c.t = t
@@ -83,6 +87,37 @@ spec:
 				after.Status.Primary, before.Status.Primary, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 			c.checkEveryMember(after, r)
 		})
+	}
+}
+
+// switchOver hands the primary's role to a replica with the kubectl plugin
+// while the writer writes, and refuses a switchover to a member that does not exist.
+func (c *clusterUnderTest) switchOver(t *testing.T) {
+	c.t = t
+	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	out := kubectlAppkeeper(t, "-n", c.ns, "switchover", "mysql/ledger")
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch)
+	last := after.Status.LastSwitchover
+	if last == nil || last.Result != appsv1alpha1.SwitchoverDone || last.To != after.Status.Primary || last.From != before.Status.Primary {
+		t.Fatalf("status.lastSwitchover %+v after a switchover from %s; the plugin said:\n%s", last, before.Status.Primary, out)
+	}
+	t.Logf("%s; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		last.Message, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+
+	refused := exec.Command(testcluster.RepoBinary("kubectl-appkeeper"), "--kubeconfig", cluster.KubeconfigPath, "-n", c.ns,
+		"switchover", "mysql/ledger", "--to", "ledger-7")
+	if out, err := refused.CombinedOutput(); err == nil || !strings.Contains(string(out), "ledger-7 is no member") {
+		t.Errorf("a switchover to a member that does not exist: %v\n%s", err, out)
+	}
+	if again := c.get(); again.Status.Primary != after.Status.Primary || again.Status.Epoch != after.Status.Epoch {
+		t.Errorf("a refused switchover moved the primary from %s (epoch %d) to %s (epoch %d)",
+			after.Status.Primary, after.Status.Epoch, again.Status.Primary, again.Status.Epoch)
 	}
 }
 

@@ -95,6 +95,9 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	if err != nil {
 		return probeInterval, err
 	}
+	if err := r.handleSwitchover(ctx, p, proc, members, state); err != nil {
+		return probeInterval, err
+	}
 	if m.Status.Primary != "" {
 		state.views = observe()
 		r.pointMembersAtPrimary(ctx, m, members, state)

@@ -61,7 +61,7 @@ const secretRefIndex = "mysql.credentialsSecretRef"
 // restoreSourceIndex indexes MySQLs by the name of the backup they restore from.
 const restoreSourceIndex = "mysql.restore.backupName"
 
-// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls/status,verbs=get;patch
 // Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
 // server enforces OwnerReferencesPermissionEnforcement.
@@ -306,7 +306,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		unnamed.ReadServiceName(), unnamed.ClusterAccountSecretName())
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
-		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// An annotation asks for a switchover.
+		For(&appsv1alpha1.MySQL{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
