@@ -60,7 +60,8 @@ func (e *environment) switchover(ctx context.Context, r ref, to string, flags wa
 		return fmt.Errorf("%s has a switchover to %s that the operator has not taken yet", r, pending)
 	}
 	asked := time.Now().Add(-time.Second)
-	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	// No resourceVersion: the operator writes the status of a cluster as its members move.
+	patch := client.MergeFrom(m.DeepCopy())
 	if m.Annotations == nil {
 		m.Annotations = map[string]string{}
 	}

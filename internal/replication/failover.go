@@ -15,6 +15,10 @@ type Member struct {
 	Source Source
 }
 
+// StepTimeout bounds each step on one member but a new primary's catching up: a member that
+// hangs must not hold the others back.
+const StepTimeout = 2 * time.Second
+
 // Record writes down which member is primary, and the position the new history forks from,
 // before that member takes a write: a pass that stops halfway then opens no other member.
 type Record func(ctx context.Context, primary string, fork Position) error
@@ -77,12 +81,26 @@ func (p Procedure) Failover(ctx context.Context, primary Member, replicas []Memb
 		defer cancel()
 		_ = Demote(closeCtx, primary.DB, p.OperatorUsers...)
 	}()
+	stopped := make(chan struct{}, len(replicas))
 	for _, r := range replicas {
-		// A replica that cannot be stopped cannot be read either: Successor judges it.
-		_ = StopReceiving(ctx, r.DB)
+		go func() {
+			defer func() { stopped <- struct{}{} }()
+			if r.DB == nil {
+				return
+			}
+			// A replica that cannot be stopped cannot be read either: Successor judges it.
+			stepCtx, cancel := context.WithTimeout(ctx, StepTimeout)
+			defer cancel()
+			_ = StopReceiving(stepCtx, r.DB)
+		}()
+	}
+	for range replicas {
+		<-stopped
 	}
 	<-closing
-	views := ObserveAll(ctx, replicas)
+	observeCtx, cancel := context.WithTimeout(ctx, StepTimeout)
+	views := ObserveAll(observeCtx, replicas)
+	cancel()
 	chosen, err := Successor(views, p.Fork, acceptDataLoss)
 	if err != nil {
 		return "", nil, err
@@ -121,7 +139,10 @@ func (p Procedure) Switchover(ctx context.Context, primary Member, to Member, ot
 		return fork, err
 	}
 	followers := append([]Member{primary}, others...)
-	return fork, p.open(ctx, to, o, followers, ObserveAll(ctx, followers))
+	observeCtx, cancel := context.WithTimeout(ctx, StepTimeout)
+	views := ObserveAll(observeCtx, followers)
+	cancel()
+	return fork, p.open(ctx, to, o, followers, views)
 }
 
 // reopen gives writes back to a primary whose switchover failed before another was recorded.
@@ -142,7 +163,10 @@ func (p Procedure) open(ctx context.Context, primary Member, o Observation, memb
 		if m.Name == primary.Name || views[i].Err != nil {
 			continue
 		}
-		if err := Follow(ctx, m.DB, views[i].Observation, primary.Source); err != nil {
+		stepCtx, cancel := context.WithTimeout(ctx, StepTimeout)
+		err := Follow(stepCtx, m.DB, views[i].Observation, primary.Source)
+		cancel()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("point %s at %s: %w", m.Name, primary.Name, err))
 		}
 	}

@@ -198,6 +198,12 @@ func restartCount(pod *corev1.Pod) int32 {
 // through kubectl exec would do nothing.
 func killMainProcess(t *testing.T, pod *corev1.Pod) {
 	t.Helper()
+	signalMainProcess(t, pod, syscall.SIGKILL)
+}
+
+// signalMainProcess sends sig, from the host, to the first process of the first container of pod.
+func signalMainProcess(t *testing.T, pod *corev1.Pod, sig syscall.Signal) {
+	t.Helper()
 	if len(pod.Status.ContainerStatuses) == 0 {
 		t.Fatalf("pod %s has no container status", pod.Name)
 	}
@@ -207,10 +213,10 @@ func killMainProcess(t *testing.T, pod *corev1.Pod) {
 	if err != nil {
 		t.Fatalf("pod %s: %v", pod.Name, err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("kill -9 %d (pod %s): %v", pid, pod.Name, err)
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("kill -%d %d (pod %s): %v", sig, pid, pod.Name, err)
 	}
-	t.Logf("killed pid %d, the main process of pod %s, with SIGKILL", pid, pod.Name)
+	t.Logf("sent signal %d (%v) to pid %d, the main process of pod %s", sig, sig, pid, pod.Name)
 }
 
 // containerInit finds the host pid of the process that is pid 1 in the container id: the process

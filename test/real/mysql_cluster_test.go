@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,13 +69,16 @@ spec:
 		}},
 	}
 	t.Run("switchover", c.switchOver)
+	t.Run("failover blocked while a replica hangs", c.blockedFailover)
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			c.t = t
-			w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+			w := c.startWriter(t)
 			c.waitForAcks(w, 100)
 			before := c.get()
 			f.fault(getPod(t, ns, before.Status.Primary))
+			// Writes go on once the new primary is recorded and the Service reaches it.
+			c.waitWhole(before.Status.Epoch)
 			c.waitForAcks(w, 100)
 			r := w.Stop()
 			c.issued = r.Issued
@@ -94,7 +98,7 @@ spec:
 // while the writer writes, and refuses a switchover to a member that does not exist.
 func (c *clusterUnderTest) switchOver(t *testing.T) {
 	c.t = t
-	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+	w := c.startWriter(t)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	out := kubectlAppkeeper(t, "-n", c.ns, "switchover", "mysql/ledger")
@@ -121,12 +125,69 @@ func (c *clusterUnderTest) switchOver(t *testing.T) {
 	}
 }
 
+// blockedFailover hangs a replica, then kills the primary: the replica may hold the last
+// acknowledged write, so no replica is promoted while it cannot be read; once it answers again
+// the cluster is whole, and nothing acknowledged is lost.
+func (c *clusterUnderTest) blockedFailover(t *testing.T) {
+	c.t = t
+	w := c.startWriter(t)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	var replica *corev1.Pod
+	for _, member := range before.Status.Members {
+		if member.Role == appsv1alpha1.RoleReplica {
+			replica = getPod(t, c.ns, member.Name)
+			break
+		}
+	}
+	signalMainProcess(t, replica, syscall.SIGSTOP)
+	resumed := false
+	resume := func() {
+		if !resumed {
+			signalMainProcess(t, replica, syscall.SIGCONT)
+			resumed = true
+		}
+	}
+	defer resume()
+	killMainProcess(t, getPod(t, c.ns, before.Status.Primary))
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
+		m := c.get()
+		for _, cond := range m.Status.Conditions {
+			if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonFailoverBlocked {
+				if m.Status.Epoch != before.Status.Epoch {
+					t.Fatalf("a replica was promoted (epoch %d, primary %s) while %s could not be read", m.Status.Epoch, m.Status.Primary, replica.Name)
+				}
+				t.Logf("Degraded %s: %s", cond.Reason, cond.Message)
+				return nil
+			}
+		}
+		return fmt.Errorf("not blocked yet: primary %s, epoch %d", m.Status.Primary, m.Status.Epoch)
+	})
+	resume()
+	c.waitWhole(before.Status.Epoch - 1)
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch - 1)
+	t.Logf("%s is primary once %s answered again; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, replica.Name, len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+}
+
 type clusterUnderTest struct {
 	t        *testing.T
 	ns       string
 	password string
 	service  *sql.DB
 	issued   int64
+}
+
+// startWriter starts a writer on four connections through the client Service, stopped when the
+// test ends if the test does not stop it first, so that the next one numbers its rows after it.
+func (c *clusterUnderTest) startWriter(t *testing.T) *ackwriter.Writer {
+	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+	t.Cleanup(func() { c.issued = max(c.issued, w.Stop().Issued) })
+	return w
 }
 
 func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {

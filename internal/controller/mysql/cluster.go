@@ -163,7 +163,9 @@ func (r *Reconciler) choosePrimary(ctx context.Context, p *pass.Pass[*appsv1alph
 		return err
 	}
 	member := replication.Named(members, first.Name)
-	if err := replication.OpenWrites(ctx, member.DB, first.Observation, proc.Durability, true, catchUpTimeout); err != nil {
+	openCtx, cancel := context.WithTimeout(ctx, catchUpTimeout+replication.StepTimeout)
+	defer cancel()
+	if err := replication.OpenWrites(openCtx, member.DB, first.Observation, proc.Durability, true, catchUpTimeout); err != nil {
 		return fmt.Errorf("open %s to writes: %w", first.Name, err)
 	}
 	event.PrimaryChosen.Emit(r.Recorder, p.Instance, nil, "%s is the primary", first.Name)
@@ -183,7 +185,9 @@ func (r *Reconciler) reopenOrFailOver(ctx context.Context, p *pass.Pass[*appsv1a
 		}
 	}
 	member := replication.Named(members, primary.Name)
-	if err := replication.OpenWrites(ctx, member.DB, primary.Observation, proc.Durability, true, catchUpTimeout); err != nil {
+	openCtx, cancel := context.WithTimeout(ctx, catchUpTimeout+replication.StepTimeout)
+	defer cancel()
+	if err := replication.OpenWrites(openCtx, member.DB, primary.Observation, proc.Durability, true, catchUpTimeout); err != nil {
 		return fmt.Errorf("open %s to writes again: %w", primary.Name, err)
 	}
 	log.FromContext(ctx).Info("opened the primary to writes again", "primary", primary.Name)
@@ -252,7 +256,10 @@ func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.
 			errant = append(errant, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
 			continue
 		}
-		if err := replication.Follow(ctx, replication.Named(members, v.Name).DB, o, primary.Source); err != nil {
+		stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
+		err := replication.Follow(stepCtx, replication.Named(members, v.Name).DB, o, primary.Source)
+		cancel()
+		if err != nil {
 			log.FromContext(ctx).Info("could not point a member at the primary", "member", v.Name, "primary", primary.Name, "error", err.Error())
 		}
 	}

@@ -133,6 +133,8 @@ func (r *Reconciler) switchTo(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 		}
 	}
 	proc.CatchUp = switchoverCatchUp
+	ctx, cancel := context.WithTimeout(ctx, switchoverCatchUp+3*replication.StepTimeout)
+	defer cancel()
 	_, err := proc.Switchover(ctx, replication.Named(members, primary), replication.Named(members, to), others)
 	return err
 }
