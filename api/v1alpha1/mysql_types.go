@@ -76,7 +76,7 @@ const (
 // Replication is how a cluster's primary waits for its replicas.
 // +kubebuilder:validation:XValidation:rule="!has(self.ackTimeout) || (has(self.durability) && self.durability == 'Preferred')",message="spec.replication.ackTimeout applies only with durability Preferred: with Required a commit waits for a replica however long it takes",fieldPath=".ackTimeout"
 type Replication struct {
-	// Durability is Required (the default) or Preferred.
+	// Durability is Required or Preferred. Defaults to Required.
 	// +kubebuilder:default=Required
 	// +optional
 	Durability Durability `json:"durability,omitempty"`
@@ -123,7 +123,8 @@ type MySQLSpec struct {
 	// Members is the number of servers: one primary that takes the writes and replicas that hold
 	// a copy of every write before it is acknowledged, so that a failover loses none. Members
 	// above 1 need MariaDB (10.11 or later): the operator replicates with its GTIDs and
-	// semi-synchronous replication. It is fixed once the MySQL exists. Defaults to 1, one server.
+	// semi-synchronous replication. From 1 to 5; it is fixed once the MySQL exists. Defaults to 1,
+	// one server.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=5
@@ -261,7 +262,8 @@ type MySQLStatus struct {
 	// +optional
 	LastSwitchover *SwitchoverStatus `json:"lastSwitchover,omitempty"`
 
-	// Members are the members of a MySQL of more than one, as the operator last read them.
+	// Members are the members of a MySQL of more than one, at most 5, as the operator last read
+	// them.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=5
@@ -475,8 +477,17 @@ func (m *MySQL) SecretName() string {
 	return m.GeneratedSecretName()
 }
 
-// DataClaimName is the PVC the StatefulSet makes for the data volume of its only member.
+// DataClaimName is the PVC the StatefulSet makes for the data volume of its first member.
 func (m *MySQL) DataClaimName() string { return "data-" + m.ChildName() + "-0" }
+
+// DataClaimNames are the PVCs of every member's data volume, the first member's first.
+func (m *MySQL) DataClaimNames() []string {
+	names := make([]string, m.MemberCount())
+	for i := range names {
+		names[i] = fmt.Sprintf("data-%s-%d", m.ChildName(), i)
+	}
+	return names
+}
 
 // Host is the in-cluster DNS name of the client Service.
 func (m *MySQL) Host() string { return fmt.Sprintf("%s.%s.svc", m.ChildName(), m.Namespace) }

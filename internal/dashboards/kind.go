@@ -13,13 +13,15 @@ type kindInfo struct {
 	what string
 	// backups: the kind has backups and a data volume.
 	backups bool
+	// clusters: an instance of the kind may run several members, one of them primary.
+	clusters bool
 }
 
 var kinds = []kindInfo{
 	{kind: "WebServer", what: "a web server Deployment with its Service"},
 	{kind: "Memcached", what: "a Memcached Deployment with its Service"},
 	{kind: "PodSet", what: "a set of pods the operator manages one by one"},
-	{kind: "MySQL", what: "a MySQL server with its data volume and scheduled backups", backups: true},
+	{kind: "MySQL", what: "a MySQL server or cluster with its data volumes and scheduled backups", backups: true, clusters: true},
 	{kind: "WordPress", what: "a WordPress site with its content volume, its database and scheduled backups", backups: true},
 }
 
@@ -41,6 +43,9 @@ func kindDashboard(k kindInfo) *dashboard.DashboardBuilder {
 		WithVariable(labelVariable(varName, k.kind, `{kind="`+k.kind+`", namespace=~"$namespace"}`))
 	healthPanels(d, k)
 	rolloutPanels(d, k)
+	if k.clusters {
+		clusterPanels(d, k)
+	}
 	if k.backups {
 		backupPanels(d, k)
 		volumePanels(d, k)

@@ -59,12 +59,16 @@ const (
 	// fresh has a backup of a minute and a half ago.
 	fresh   = `kind="MySQL", namespace="shop", name="fresh"`
 	blogWeb = `kind="WebServer", namespace="blog", name="web"`
+	// shopLedger is a cluster of three whose primary ledger-0 failed at 1 h: ledger-1 took over,
+	// ledger-2 replicates 7 s behind it.
+	shopLedger = `kind="MySQL", namespace="shop", name="ledger"`
 )
 
 // scenario: at 2 h, MySQL shop/db has been not Ready for 6600 s and Degraded, its last backup is
 // 7100 s old for a schedule of 30 min, its verification failed, it was rolled back once and its
 // volume is 80% full. WordPress blog/wp never had a backup since its first condition change
-// 6200 s ago. WebServer blog/web is Ready.
+// 6200 s ago. WebServer blog/web is Ready. MySQL shop/ledger failed over from ledger-0 to
+// ledger-1 at 1 h.
 func scenario() []map[string]string {
 	var in []map[string]string
 	for _, c := range [][]string{
@@ -88,6 +92,13 @@ func scenario() []map[string]string {
 		{"appkeeper_resource_replicas_desired", shopDB, "1x130"},
 		{"appkeeper_resource_replicas_ready", shopDB, "0x130"},
 		{"appkeeper_volume_claim_info", shopDB + `, persistentvolumeclaim="data-db-0"`, "1x130"},
+		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-0", role="primary"`, "1x59 stale"},
+		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-0", role="unknown"`, "_x60 1x70"},
+		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-1", role="replica"`, "1x59 stale"},
+		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-1", role="primary"`, "_x60 1x70"},
+		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-2", role="replica"`, "1x130"},
+		{"appkeeper_mysql_member_lag_seconds", shopLedger + `, member="ledger-1"`, "0x59 stale"},
+		{"appkeeper_mysql_member_lag_seconds", shopLedger + `, member="ledger-2"`, "7x130"},
 	} {
 		in = append(in, instanceSeries(s[0], s[1], s[2])...)
 	}
@@ -127,6 +138,9 @@ var panelWants = []struct {
 	{"appkeeper-mysql", "Degraded or stalled over time", "A", []sample{{`{` + shopDB + `, condition="Degraded"}`, 1}}},
 	{"appkeeper-mysql", "Time since the last successful backup, against the schedule", "A", []sample{
 		{`{` + shopDB + `}`, 7100}, {`{` + fresh + `}`, 200}}},
+	{"appkeeper-mysql", "Member roles", "A", []sample{
+		{`{` + shopLedger + `, member="ledger-0"}`, 0}, {`{` + shopLedger + `, member="ledger-1"}`, 2}, {`{` + shopLedger + `, member="ledger-2"}`, 1}}},
+	{"appkeeper-mysql", "Replica lag", "A", []sample{{`{` + shopLedger + `, member="ledger-2"}`, 7}}},
 	{"appkeeper-mysql", "Volume usage", "A", []sample{{`{` + shopDB + `, persistentvolumeclaim="data-db-0"}`, 0.8}}},
 	{"appkeeper-mysql", "Volume used and capacity", "B", []sample{{`{` + shopDB + `, persistentvolumeclaim="data-db-0"}`, 10000}}},
 }

@@ -179,7 +179,7 @@ func podSetInstance(ps *appsv1alpha1.PodSet) instance {
 
 func mysqlInstance(m *appsv1alpha1.MySQL) instance {
 	return instance{
-		kind: "mysql", object: m, desired: 1, ready: m.Status.ReadyReplicas,
+		kind: "mysql", object: m, desired: m.MemberCount(), ready: m.Status.ReadyReplicas,
 		image: m.Status.Image, conditions: m.Status.Conditions, rollout: m.Status.Rollout,
 		observed: m.Status.ObservedGeneration, restore: m.Status.Restore,
 	}

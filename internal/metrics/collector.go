@@ -1,9 +1,9 @@
 // Package metrics serves appkeeper's own metrics, the appkeeper_ family, beside controller-runtime's:
 // at every scrape, a collector reads the resources and their backups from the manager's informer
 // cache, which the controllers already fill, and reports each resource's conditions, replicas,
-// rollbacks, backups and volumes. A scrape makes no request to the API server, and the series of a
-// deleted resource go with it. The rollout counters by kind are counted where rollouts are decided,
-// in the rollout package.
+// rollbacks, backups and volumes, and the members of each MySQL cluster. A scrape makes no
+// request to the API server, and the series of a deleted resource go with it. The rollout counters
+// by kind are counted where rollouts are decided, in the rollout package.
 package metrics
 
 import (
@@ -101,6 +101,7 @@ func (c *Collector) collect(e emitter, snap *snapshot) {
 	for _, in := range snap.instances() {
 		pairs := pairsOf(&in)
 		e.emitInstance(&in, pairs)
+		e.emitMembers(&in, pairs)
 		if in.kind != kindMySQL && in.kind != kindWordPress {
 			continue
 		}
@@ -178,7 +179,7 @@ func (e emitter) emitInstance(in *instance, pairs resourcePairs) {
 	e.gauge(replicasDesiredDesc, float64(in.desired), pairs)
 	e.gauge(replicasReadyDesc, float64(in.ready), pairs)
 	e.counter(rollbacksDesc, float64(in.rollbacks), pairs)
-	if in.claim != "" {
-		e.gauge(volumeClaimDesc, 1, pairs.with(nil, labelPair("persistentvolumeclaim", in.claim)))
+	for _, claim := range in.claims {
+		e.gauge(volumeClaimDesc, 1, pairs.with(nil, labelPair("persistentvolumeclaim", claim)))
 	}
 }

@@ -157,8 +157,10 @@ func TestCollectorOfANewManagerReplacesTheFirst(t *testing.T) {
 func TestSeriesMatchTheirDescriptors(t *testing.T) {
 	ready := make(chan struct{})
 	close(ready)
+	snap := fleet(2)
+	snap.mySQLs.Items = append(snap.mySQLs.Items, ledger())
 	registry := prometheus.NewPedanticRegistry()
-	registry.MustRegister(NewCollector(&listsReader{snap: fleet(2)}, ready))
+	registry.MustRegister(NewCollector(&listsReader{snap: snap}, ready))
 	families, err := registry.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ var (
 		"When a condition of an appkeeper resource last changed status, in Unix seconds.",
 		"condition")
 	replicasDesiredDesc = resourceDesc("appkeeper_resource_replicas_desired",
-		"Replicas the resource's spec asks for (Memcached: its size; MySQL: always 1).")
+		"Replicas the resource's spec asks for (Memcached: its size; MySQL: its members).")
 	replicasReadyDesc = resourceDesc("appkeeper_resource_replicas_ready",
 		"Replicas of the resource that are ready to serve.")
 	rollbacksDesc = resourceDesc("appkeeper_resource_rollbacks_total",
@@ -41,6 +41,15 @@ var (
 	volumeClaimDesc = resourceDesc("appkeeper_volume_claim_info",
 		"1 for each PersistentVolumeClaim holding a resource's data (MySQL data, WordPress content), to join with kubelet_volume_stats_* on namespace and persistentvolumeclaim.",
 		"persistentvolumeclaim")
+
+	memberRoleDesc = resourceDesc("appkeeper_mysql_member_role",
+		"1 for each member of a MySQL cluster, labelled with its role as the operator last read it: primary (takes the writes), replica (replicates), or unknown (could not be read, or does neither).",
+		"member", "role")
+	memberLagDesc = resourceDesc("appkeeper_mysql_member_lag_seconds",
+		"How far a replica of a MySQL cluster applies behind its primary, in seconds, as the operator last read it; absent for a member that does not replicate or whose server does not know its lag.",
+		"member")
+	primaryEpochDesc = resourceDesc("appkeeper_mysql_primary_epoch",
+		"Members of a MySQL cluster made primary since the cluster began, the first included: each step up is a failover or a switchover.")
 )
 
 // descs are every series the collector emits.
@@ -48,4 +57,5 @@ var descs = []*prometheus.Desc{
 	conditionDesc, conditionTransitionDesc, replicasDesiredDesc, replicasReadyDesc, rollbacksDesc,
 	backupLastSuccessDesc, backupLastDurationDesc, backupLastSizeDesc, backupLastVerifiedDesc,
 	backupVerificationFailedDesc, backupFailuresDesc, backupScheduleIntervalDesc, volumeClaimDesc,
+	memberRoleDesc, memberLagDesc, primaryEpochDesc,
 }

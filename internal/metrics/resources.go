@@ -12,10 +12,13 @@ type instance struct {
 	conditions            []metav1.Condition
 	desired, ready        int32
 	rollbacks             int32
-	// claim is the PersistentVolumeClaim holding the resource's data, if it has one.
-	claim string
+	// claims are the PersistentVolumeClaims holding the resource's data: one per MySQL member.
+	claims []string
 	// backupPolicy is a MySQL's spec.backup, whose schedule says how often it is backed up.
 	backupPolicy *appsv1alpha1.MySQLBackupPolicy
+	// members and epoch are a MySQL cluster's; a single server's status has neither to tell.
+	members []appsv1alpha1.MySQLMemberStatus
+	epoch   int64
 }
 
 // instancesOf is items as instances, each made by of.
@@ -42,16 +45,20 @@ func podSet(ps *appsv1alpha1.PodSet) instance {
 		desired: ps.DesiredReplicas(), ready: ps.Status.ReadyReplicas, rollbacks: ps.Status.Rollout.Rollbacks}
 }
 
-// mySQL is a MySQL as an instance; a MySQL always runs one server.
+// mySQL is a MySQL as an instance, one replica per member.
 func mySQL(m *appsv1alpha1.MySQL) instance {
-	return instance{kind: kindMySQL, namespace: m.Namespace, name: m.Name, conditions: m.Status.Conditions,
-		desired: 1, ready: m.Status.ReadyReplicas, rollbacks: m.Status.Rollout.Rollbacks, claim: m.DataClaimName(),
+	in := instance{kind: kindMySQL, namespace: m.Namespace, name: m.Name, conditions: m.Status.Conditions,
+		desired: m.MemberCount(), ready: m.Status.ReadyReplicas, rollbacks: m.Status.Rollout.Rollbacks, claims: m.DataClaimNames(),
 		backupPolicy: m.Spec.Backup}
+	if m.Clustered() {
+		in.members, in.epoch = m.Status.Members, m.Status.Epoch
+	}
+	return in
 }
 
 func wordPress(wp *appsv1alpha1.WordPress) instance {
 	return instance{kind: kindWordPress, namespace: wp.Namespace, name: wp.Name, conditions: wp.Status.Conditions,
-		desired: wp.DesiredReplicas(), ready: wp.Status.ReadyReplicas, rollbacks: wp.Status.Rollout.Rollbacks, claim: wp.ContentClaimName()}
+		desired: wp.DesiredReplicas(), ready: wp.Status.ReadyReplicas, rollbacks: wp.Status.Rollout.Rollbacks, claims: []string{wp.ContentClaimName()}}
 }
 
 // The kinds that have backups.

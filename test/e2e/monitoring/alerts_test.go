@@ -115,7 +115,7 @@ func checkRulesEvaluate(t *testing.T, prometheus *testservers.PrometheusServer) 
 	}
 	for _, alert := range []string{"AppkeeperInstanceDegraded", "AppkeeperRolloutRolledBack", "AppkeeperBackupTooOld",
 		"AppkeeperBackupVerificationFailed", "AppkeeperBackupFailing", "AppkeeperVolumeAlmostFull",
-		"AppkeeperOperatorDown", "AppkeeperOperatorNotReconciling"} {
+		"AppkeeperOperatorDown", "AppkeeperOperatorNotReconciling", "AppkeeperMySQLNoPrimary", "AppkeeperMySQLReplicaLagging"} {
 		if health[alert] != string(promv1.RuleHealthGood) {
 			t.Errorf("%s: health %q", alert, health[alert])
 		}
