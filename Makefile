@@ -105,6 +105,14 @@ test-faults: build controlplane ## Faults on the local cluster: the operator, ku
 bench: build controlplane test-deps ## Benchmarks on the local cluster, and of the backup data path; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup" or "-only rollback" runs that section alone.
 	go run ./test/bench $(BENCH_ARGS)
 
+# Each fault of a 3-member MySQL on the real node, CLUSTER_TRIALS times, with the distribution of
+# the pause in acknowledged writes; a lost write fails it.
+CLUSTER_TRIALS ?= 20
+.PHONY: bench-clusters
+bench-clusters: build controlplane node-deps node images ## MySQL cluster faults on the real node (root), CLUSTER_TRIALS (20) of each, into test/bench/results/clusters-latest.md.
+	APPKEEPER_CLUSTER_TRIALS=$(CLUSTER_TRIALS) APPKEEPER_CLUSTER_REPORT=$(CURDIR)/test/bench/results/clusters-latest.md \
+		go test -count=1 -p 1 -tags real -timeout 90m -v -run 'TestMySQLCluster' ./test/real/...
+
 ##@ Build
 
 .PHONY: build

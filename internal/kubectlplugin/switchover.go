@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -59,7 +60,9 @@ func (e *environment) switchover(ctx context.Context, r ref, to string, flags wa
 	if pending, ok := m.Annotations[appsv1alpha1.SwitchoverAnnotation]; ok {
 		return fmt.Errorf("%s has a switchover to %s that the operator has not taken yet", r, pending)
 	}
-	asked := time.Now().Add(-time.Second)
+	// The outcome is the first one that differs from the last before the request: the operator
+	// removes the annotation before it writes the outcome.
+	previous := m.Status.LastSwitchover.DeepCopy()
 	// No resourceVersion: the operator writes the status of a cluster as its members move.
 	patch := client.MergeFrom(m.DeepCopy())
 	if m.Annotations == nil {
@@ -74,17 +77,18 @@ func (e *environment) switchover(ctx context.Context, r ref, to string, flags wa
 		return nil
 	}
 	return follow(ctx, c, &appsv1alpha1.MySQLList{}, client.ObjectKeyFromObject(m), flags.timeout, e.streams.Out, func(obj client.Object) (string, bool, error) {
-		return switchoverStep(r, obj.(*appsv1alpha1.MySQL), asked)
+		return switchoverStep(r, obj.(*appsv1alpha1.MySQL), previous)
 	})
 }
 
 // errSwitchoverRefused says that the operator refused the switchover.
 var errSwitchoverRefused = errors.New("switchover refused")
 
-// switchoverStep reads the outcome of a request made at asked, once the operator has handled it.
-func switchoverStep(r ref, m *appsv1alpha1.MySQL, asked time.Time) (string, bool, error) {
+// switchoverStep reads the outcome of a request, once the operator has recorded one other than
+// previous.
+func switchoverStep(r ref, m *appsv1alpha1.MySQL, previous *appsv1alpha1.SwitchoverStatus) (string, bool, error) {
 	last := m.Status.LastSwitchover
-	if _, pending := m.Annotations[appsv1alpha1.SwitchoverAnnotation]; pending || last == nil || last.Time.Time.Before(asked) {
+	if _, pending := m.Annotations[appsv1alpha1.SwitchoverAnnotation]; pending || last == nil || equality.Semantic.DeepEqual(last, previous) {
 		return fmt.Sprintf("%s: waiting for the operator (primary %s)", r, m.Status.Primary), false, nil
 	}
 	line := fmt.Sprintf("%s: %s: %s", r, last.Result, last.Message)

@@ -4,7 +4,6 @@ package real
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,30 +66,38 @@ spec:
 			}
 		}},
 	}
-	t.Run("switchover", c.switchOver)
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
-			c.t = t
-			w := c.startWriter(t)
-			c.waitForAcks(w, 100)
-			before := c.get()
-			f.fault(getPod(t, ns, before.Status.Primary))
-			// Writes go on once the new primary is recorded and the Service reaches it.
-			c.waitWhole(before.Status.Epoch)
-			c.waitForAcks(w, 100)
-			r := w.Stop()
-			c.issued = r.Issued
-			after := c.waitWhole(before.Status.Epoch)
-			if after.Status.Primary == before.Status.Primary || after.Status.Epoch != before.Status.Epoch+1 {
-				t.Errorf("primary %s (epoch %d) after the fault of %s (epoch %d): want another, one epoch later",
-					after.Status.Primary, after.Status.Epoch, before.Status.Primary, before.Status.Epoch)
-			}
-			t.Logf("%s took over from %s; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
-				after.Status.Primary, before.Status.Primary, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
-			c.checkEveryMember(after, r)
-		})
+	for trial := range clusterTrials() {
+		t.Run(fmt.Sprintf("switchover %d", trial+1), c.switchOver)
+		for _, f := range faults {
+			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.fault) })
+		}
 	}
+	c.report(t)
+}
+
+// failOver runs fault on the primary while the writer writes, and checks that a replica took
+// over and that every member holds every acknowledged row.
+func (c *clusterUnderTest) failOver(t *testing.T, name string, fault func(*corev1.Pod)) {
+	c.t = t
+	w := c.startWriter(t)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	fault(getPod(t, c.ns, before.Status.Primary))
+	// Writes go on once the new primary is recorded and the Service reaches it.
+	c.waitWhole(before.Status.Epoch)
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch)
+	if after.Status.Primary == before.Status.Primary || after.Status.Epoch != before.Status.Epoch+1 {
+		t.Errorf("primary %s (epoch %d) after the fault of %s (epoch %d): want another, one epoch later",
+			after.Status.Primary, after.Status.Epoch, before.Status.Primary, before.Status.Epoch)
+	}
+	t.Logf("%s took over from %s; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, before.Status.Primary, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+	c.record(name, r)
 }
 
 // switchOver hands the primary's role to a replica with the kubectl plugin
@@ -113,6 +119,7 @@ func (c *clusterUnderTest) switchOver(t *testing.T) {
 	t.Logf("%s; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
 		last.Message, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
+	c.record("switchover", r)
 
 	refused := exec.Command(testcluster.RepoBinary("kubectl-appkeeper"), "--kubeconfig", cluster.KubeconfigPath, "-n", c.ns,
 		"switchover", "mysql/ledger", "--to", "ledger-7")
@@ -150,7 +157,7 @@ func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 	}
 	defer resume()
 	killMainProcess(t, getPod(t, c.ns, before.Status.Primary))
-	await.Eventually(t, time.Minute, func(ctx context.Context) error {
+	await.Eventually(t, time.Minute, func(context.Context) error {
 		m := c.get()
 		for _, cond := range m.Status.Conditions {
 			if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonFailoverBlocked {
@@ -172,111 +179,5 @@ func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 	t.Logf("%s is primary once %s answered again; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
 		after.Status.Primary, replica.Name, len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
-}
-
-type clusterUnderTest struct {
-	t        *testing.T
-	ns       string
-	password string
-	service  *sql.DB
-	issued   int64
-}
-
-// startWriter starts a writer on four connections through the client Service, stopped when the
-// test ends if the test does not stop it first, so that the next one numbers its rows after it.
-func (c *clusterUnderTest) startWriter(t *testing.T) *ackwriter.Writer {
-	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
-	t.Cleanup(func() { c.issued = max(c.issued, w.Stop().Issued) })
-	return w
-}
-
-func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {
-	c.t.Helper()
-	m := &appsv1alpha1.MySQL{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: c.ns, Name: "ledger"}, m); err != nil {
-		c.t.Fatal(err)
-	}
-	return m
-}
-
-// waitWhole waits until the MySQL is Available, past epoch, with a primary and two replicas
-// replicating without error, and returns it.
-func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
-	c.t.Helper()
-	var m *appsv1alpha1.MySQL
-	await.Eventually(c.t, timeout, func(ctx context.Context) error {
-		m = &appsv1alpha1.MySQL{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: "ledger"}, m); err != nil {
-			return err
-		}
-		if m.Status.Epoch <= epoch {
-			return fmt.Errorf("epoch %d, primary %s: want a primary after epoch %d", m.Status.Epoch, m.Status.Primary, epoch)
-		}
-		roles := map[appsv1alpha1.MemberRole]int{}
-		for _, member := range m.Status.Members {
-			if member.Message != "" {
-				return fmt.Errorf("member %s: %s", member.Name, member.Message)
-			}
-			roles[member.Role]++
-		}
-		if roles[appsv1alpha1.RolePrimary] != 1 || roles[appsv1alpha1.RoleReplica] != 2 {
-			return fmt.Errorf("members %+v", m.Status.Members)
-		}
-		for _, cond := range m.Status.Conditions {
-			if cond.Type == appsv1alpha1.ConditionAvailable && cond.Status != "True" {
-				return fmt.Errorf("Available %s: %s", cond.Status, cond.Message)
-			}
-		}
-		return nil
-	})
-	return m
-}
-
-func (c *clusterUnderTest) open(address string) *sql.DB {
-	c.t.Helper()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "clerk", c.password, "tcp", address, "ledger"
-	cfg.Timeout, cfg.ReadTimeout = 2*time.Second, 30*time.Second
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	db := sql.OpenDB(connector)
-	db.SetMaxIdleConns(0)
-	c.t.Cleanup(func() { _ = db.Close() })
-	return db
-}
-
-// dial reaches the primary through the client Service, as an application does.
-func (c *clusterUnderTest) dial(ctx context.Context) (*sql.Conn, error) { return c.service.Conn(ctx) }
-
-func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
-	c.t.Helper()
-	if err := w.WaitFor(n, time.Minute); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// checkEveryMember reads each member's rows at its own address: every acknowledged row must be
-// there once the member caught up, and no row the writer was refused or never sent, ever.
-func (c *clusterUnderTest) checkEveryMember(m *appsv1alpha1.MySQL, r ackwriter.Result) {
-	c.t.Helper()
-	for _, member := range m.Status.Members {
-		pod := getPod(c.t, c.ns, member.Name)
-		db := c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort)))
-		var v ackwriter.Verdict
-		await.Eventually(c.t, time.Minute, func(ctx context.Context) error {
-			var err error
-			if v, err = ackwriter.Check(ctx, db, r); err != nil {
-				return err
-			}
-			if len(v.Phantom) > 0 {
-				c.t.Fatalf("%s holds rows never acknowledged nor in doubt: %s", member.Name, v)
-			}
-			if len(v.Lost) > 0 {
-				return fmt.Errorf("%s: %s", member.Name, v)
-			}
-			return nil
-		})
-	}
+	c.record("failover blocked, then done", r)
 }

@@ -1,0 +1,180 @@
+//go:build real
+
+package real
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+)
+
+type clusterUnderTest struct {
+	t        *testing.T
+	ns       string
+	password string
+	service  *sql.DB
+	issued   int64
+	// results are the writer's results by fault, for the report.
+	results map[string][]ackwriter.Result
+}
+
+// startWriter starts a writer on four connections through the client Service, stopped when the
+// test ends if the test does not stop it first, so that the next one numbers its rows after it.
+func (c *clusterUnderTest) startWriter(t *testing.T) *ackwriter.Writer {
+	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+	t.Cleanup(func() { c.issued = max(c.issued, w.Stop().Issued) })
+	return w
+}
+
+func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {
+	c.t.Helper()
+	m := &appsv1alpha1.MySQL{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: c.ns, Name: "ledger"}, m); err != nil {
+		c.t.Fatal(err)
+	}
+	return m
+}
+
+// waitWhole waits until the MySQL is Available, past epoch, with a primary and two replicas
+// replicating without error, and returns it.
+func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
+	c.t.Helper()
+	var m *appsv1alpha1.MySQL
+	await.Eventually(c.t, timeout, func(ctx context.Context) error {
+		m = &appsv1alpha1.MySQL{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: "ledger"}, m); err != nil {
+			return err
+		}
+		if m.Status.Epoch <= epoch {
+			return fmt.Errorf("epoch %d, primary %s: want a primary after epoch %d", m.Status.Epoch, m.Status.Primary, epoch)
+		}
+		roles := map[appsv1alpha1.MemberRole]int{}
+		for _, member := range m.Status.Members {
+			if member.Message != "" {
+				return fmt.Errorf("member %s: %s", member.Name, member.Message)
+			}
+			roles[member.Role]++
+		}
+		if roles[appsv1alpha1.RolePrimary] != 1 || roles[appsv1alpha1.RoleReplica] != 2 {
+			return fmt.Errorf("members %+v", m.Status.Members)
+		}
+		for _, cond := range m.Status.Conditions {
+			if cond.Type == appsv1alpha1.ConditionAvailable && cond.Status != "True" {
+				return fmt.Errorf("Available %s: %s", cond.Status, cond.Message)
+			}
+		}
+		return nil
+	})
+	return m
+}
+
+func (c *clusterUnderTest) open(address string) *sql.DB {
+	c.t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "clerk", c.password, "tcp", address, "ledger"
+	cfg.Timeout, cfg.ReadTimeout = 2*time.Second, 30*time.Second
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxIdleConns(0)
+	c.t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// dial reaches the primary through the client Service, as an application does.
+func (c *clusterUnderTest) dial(ctx context.Context) (*sql.Conn, error) { return c.service.Conn(ctx) }
+
+func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
+	c.t.Helper()
+	if err := w.WaitFor(n, time.Minute); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// checkEveryMember reads each member's rows at its own address: every acknowledged row must be
+// there once the member caught up, and no row the writer was refused or never sent, ever.
+func (c *clusterUnderTest) checkEveryMember(m *appsv1alpha1.MySQL, r ackwriter.Result) {
+	c.t.Helper()
+	for _, member := range m.Status.Members {
+		pod := getPod(c.t, c.ns, member.Name)
+		db := c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort)))
+		var v ackwriter.Verdict
+		await.Eventually(c.t, time.Minute, func(ctx context.Context) error {
+			var err error
+			if v, err = ackwriter.Check(ctx, db, r); err != nil {
+				return err
+			}
+			if len(v.Phantom) > 0 {
+				c.t.Fatalf("%s holds rows never acknowledged nor in doubt: %s", member.Name, v)
+			}
+			if len(v.Lost) > 0 {
+				return fmt.Errorf("%s: %s", member.Name, v)
+			}
+			return nil
+		})
+	}
+}
+
+// clusterTrials is how many times each fault is tried: once in the tests, more in the benchmark
+// (APPKEEPER_CLUSTER_TRIALS).
+func clusterTrials() int {
+	if n, err := strconv.Atoi(os.Getenv("APPKEEPER_CLUSTER_TRIALS")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// record keeps what the writer saw through a fault whose checks passed: no acknowledged row lost.
+func (c *clusterUnderTest) record(fault string, r ackwriter.Result) {
+	if c.t.Failed() {
+		return
+	}
+	if c.results == nil {
+		c.results = map[string][]ackwriter.Result{}
+	}
+	c.results[fault] = append(c.results[fault], r)
+}
+
+// report logs, by fault, the trials, the acknowledged rows (none of them lost: a loss fails the
+// trial) and the distribution of the longest pause between two acknowledged rows; with
+// APPKEEPER_CLUSTER_REPORT it writes the same table to that file.
+func (c *clusterUnderTest) report(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| fault | trials | acknowledged rows | lost | pause p50 | pause max |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	faults := slices.Sorted(maps.Keys(c.results))
+	for _, fault := range faults {
+		results := c.results[fault]
+		var gaps []time.Duration
+		acked := 0
+		for _, r := range results {
+			gaps = append(gaps, r.LongestGap)
+			acked += len(r.Acked)
+		}
+		slices.Sort(gaps)
+		fmt.Fprintf(&b, "| %s | %d | %d | 0 | %s | %s |\n", fault, len(results), acked,
+			gaps[len(gaps)/2].Round(10*time.Millisecond), gaps[len(gaps)-1].Round(10*time.Millisecond))
+	}
+	t.Logf("writes through the client Service of a 3-member MySQL, by fault:\n%s", b.String())
+	if path := os.Getenv("APPKEEPER_CLUSTER_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
