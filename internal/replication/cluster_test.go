@@ -235,9 +235,7 @@ func (c *cluster) rejoin(i int, fork replication.Position) {
 	c.t.Helper()
 	ctx := context.Background()
 	s := c.servers[i]
-	if err := s.Restart(ctx); err != nil {
-		c.t.Fatal(err)
-	}
+	c.restart(i)
 	o, err := replication.Observe(ctx, s.member.DB)
 	if err != nil {
 		c.t.Fatal(err)
@@ -248,6 +246,18 @@ func (c *cluster) rejoin(i int, fork replication.Position) {
 	if err := replication.Follow(ctx, s.member.DB, o, c.servers[c.primary.Load()].member.Source); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// restart starts the stopped member i again, on a new port.
+func (c *cluster) restart(i int) {
+	c.t.Helper()
+	s := c.servers[i]
+	if err := s.Restart(context.Background()); err != nil {
+		c.t.Fatal(err)
+	}
+	s.member.DB = open(c.t, s.Port, "root", rootPassword)
+	s.member.Source.Port = s.Port
+	s.app = open(c.t, s.Port, "app", appPassword)
 }
 
 // failOver promotes a replica in place of the failed primary old, and routes writes to it.
@@ -324,9 +334,7 @@ func TestFailoverWaitsWhileAReplicaThatMayHoldTheLastWriteCannotBeRead(t *testin
 		t.Fatalf("the replica was opened to writes (read_only %v, %v)", readOnly, err)
 	}
 	// Once the replica answers again, the failover proceeds, and nothing is lost.
-	if err := c.servers[2].Restart(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c.restart(2)
 	_, fork := c.failOver(0)
 	waitForAcks(t, w, 100)
 	r := c.stop(w)

@@ -119,9 +119,16 @@ func (m *MariaDB) start() (err error) {
 	return nil
 }
 
-// Restart starts a stopped server again on its data and port, with more flags if given, and
-// waits until root can log in.
+// Restart starts a stopped server again on its data, on a new free port (its old one may have
+// gone to a server of another test meanwhile), with more flags if given, and waits until root can
+// log in.
 func (m *MariaDB) Restart(ctx context.Context, extra ...string) error {
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		return err
+	}
+	m.Port = port
+	m.args = append(m.args, fmt.Sprintf("--port=%d", port))
 	m.args = append(m.args, extra...)
 	if err := m.start(); err != nil {
 		return err
