@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/seed"
 )
 
 // runBackup runs `appkeeper backup …`, the data path of the backup Jobs. SIGTERM, which the
@@ -16,4 +17,12 @@ func runBackup(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return backup.Main(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+}
+
+// runMember runs `appkeeper member …`, beside a cluster member's server: the donor that serves
+// copies of its data, and the init container that gives a member a copy.
+func runMember(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return seed.Main(ctx, args, os.Getenv, os.Stderr)
 }

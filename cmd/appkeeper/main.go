@@ -1,5 +1,6 @@
 // Command appkeeper runs the appkeeper operator, with `appkeeper local …` a local Kubernetes to
-// try it on, or with `appkeeper backup …` the data path of the backup Jobs.
+// try it on, with `appkeeper backup …` the data path of the backup Jobs, or with `appkeeper member …`
+// the copy of a cluster member's data to another.
 package main
 
 import (
@@ -29,6 +30,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "backup" {
 		os.Exit(runBackup(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "member" {
+		os.Exit(runMember(os.Args[2:]))
 	}
 	os.Exit(runManager(os.Args[1:]))
 }

@@ -51,6 +51,9 @@ type MariaDBOptions struct {
 	Template string
 	// RootPassword is given to root once the server is up, as the MySQL images' entrypoints do.
 	RootPassword string
+	// PasswordSet says that root in Template already has RootPassword, as a copy of another
+	// server's data has.
+	PasswordSet bool
 	// Args are more mariadbd flags; they come after the defaults and override them.
 	Args []string
 }
@@ -96,7 +99,15 @@ func StartMariaDB(ctx context.Context, o MariaDBOptions) (_ *MariaDB, err error)
 			m.Stop()
 		}
 	}()
-	if err := m.setRootPassword(ctx, o.RootPassword); err != nil {
+	if o.PasswordSet {
+		var db *sql.DB
+		if db, err = m.waitFor(ctx, o.RootPassword, 30*time.Second); err == nil {
+			_ = db.Close()
+		}
+	} else {
+		err = m.setRootPassword(ctx, o.RootPassword)
+	}
+	if err != nil {
 		out, _ := os.ReadFile(m.log.Name())
 		return nil, fmt.Errorf("the server did not start: %w\n%s", err, out)
 	}
