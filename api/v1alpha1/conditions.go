@@ -110,6 +110,9 @@ const (
 	EventPrimaryChosen = "PrimaryChosen"
 	// EventFailedOver: a replica took over from a cluster's failed primary.
 	EventFailedOver = "FailedOver"
+	// EventMemberRebuilt: a cluster member that held writes the primary never had is rebuilt
+	// from a copy of a healthy member.
+	EventMemberRebuilt = "MemberRebuilt"
 	// EventSwitchedOver: a cluster's primary handed its role to a replica, as asked.
 	EventSwitchedOver = "SwitchedOver"
 	// EventSwitchoverRefused: a switchover was asked for and not done.

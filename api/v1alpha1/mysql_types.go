@@ -442,6 +442,10 @@ func (m *MySQL) ReadServiceName() string { return m.Name + "-read" }
 // replication with, and replicas replicate with.
 func (m *MySQL) ClusterAccountSecretName() string { return m.Name + "-cluster-account" }
 
+// SeedPlanName is the ConfigMap that tells a cluster's members which member to copy their data
+// from when they have none, and which of them are to be rebuilt.
+func (m *MySQL) SeedPlanName() string { return m.Name + "-seed" }
+
 // Clustered tells whether the MySQL runs more than one member.
 func (m *MySQL) Clustered() bool { return m.MemberCount() > 1 }
 

@@ -48,6 +48,9 @@ var (
 	// FailedOver: a replica took over from a MySQL cluster's primary that failed; a Warning,
 	// since something made the primary fail.
 	FailedOver = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventFailedOver, Action: "Promote"}
+	// MemberRebuilt: a MySQL cluster member that held writes the primary never had is rebuilt from
+	// a copy of a healthy member; a Warning, since those writes leave the cluster's history.
+	MemberRebuilt = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventMemberRebuilt, Action: "Rebuild"}
 	// SwitchedOver: a MySQL cluster's primary handed its role to a replica, as a person asked.
 	SwitchedOver = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventSwitchedOver, Action: "Switchover"}
 	// SwitchoverRefused: a switchover was asked for and not done; nothing changed.

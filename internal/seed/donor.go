@@ -34,10 +34,11 @@ func (d *Donor) Serve(ctx context.Context, l net.Listener) error {
 	}()
 	for {
 		conn, err := l.Accept()
+		if ctx.Err() != nil {
+			// The listener was closed to stop serving.
+			return nil //nolint:nilerr
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
 		}
 		go d.serve(ctx, conn)

@@ -51,7 +51,7 @@ func (s Server) Position(ctx context.Context, dir, gtid string) (err error) {
 	defer func() {
 		if err != nil {
 			_ = server.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // killed on purpose: its exit status says nothing more
 			err = fmt.Errorf("%w\n%s", err, lastLines(output.Bytes(), 10))
 		}
 	}()
@@ -69,7 +69,7 @@ func (s Server) Position(ctx context.Context, dir, gtid string) (err error) {
 		select {
 		case err := <-exited:
 			exited <- err
-			return fmt.Errorf("the server stopped before it answered: %v", err)
+			return fmt.Errorf("the server stopped before it answered: %w", err)
 		case <-startCtx.Done():
 			return fmt.Errorf("the server did not answer within %s", serverTimeout)
 		case <-time.After(200 * time.Millisecond):

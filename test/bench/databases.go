@@ -37,7 +37,7 @@ func mysqlChildren(m *appsv1alpha1.MySQL) []client.Object {
 	return append(children,
 		typedFrom[corev1.Secret](mysql.BackupAccountSecret(m, password(), exporter, mysql.ClusterAccount{})),
 		typedFrom[corev1.ConfigMap](mysql.ConfigMap(m)),
-		typedFrom[appsv1.StatefulSet](mysql.StatefulSet(m, nil)),
+		typedFrom[appsv1.StatefulSet](mysql.StatefulSet(m, nil, "")),
 	)
 }
 

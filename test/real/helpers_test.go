@@ -201,13 +201,19 @@ func killMainProcess(t *testing.T, pod *corev1.Pod) {
 	signalMainProcess(t, pod, syscall.SIGKILL)
 }
 
-// signalMainProcess sends sig, from the host, to the first process of the first container of pod.
+// signalMainProcess sends sig, from the host, to the first process of the first container of
+// pod's spec (the kubelet lists the containers' statuses by name).
 func signalMainProcess(t *testing.T, pod *corev1.Pod, sig syscall.Signal) {
 	t.Helper()
-	if len(pod.Status.ContainerStatuses) == 0 {
-		t.Fatalf("pod %s has no container status", pod.Name)
+	id := ""
+	for _, status := range pod.Status.ContainerStatuses {
+		if status.Name == pod.Spec.Containers[0].Name {
+			id = status.ContainerID
+		}
 	}
-	id := pod.Status.ContainerStatuses[0].ContainerID
+	if id == "" {
+		t.Fatalf("pod %s has no status for its container %s", pod.Name, pod.Spec.Containers[0].Name)
+	}
 	_, id, _ = strings.Cut(id, "://")
 	pid, err := containerInit(id)
 	if err != nil {

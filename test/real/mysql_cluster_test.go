@@ -72,6 +72,7 @@ spec:
 		for _, f := range faults {
 			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.fault) })
 		}
+		t.Run(fmt.Sprintf("primary hung %d", trial+1), c.hungPrimary)
 	}
 	c.report(t)
 }
@@ -153,14 +154,7 @@ func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 			break
 		}
 	}
-	signalMainProcess(t, replica, syscall.SIGSTOP)
-	resumed := false
-	resume := func() {
-		if !resumed {
-			signalMainProcess(t, replica, syscall.SIGCONT)
-			resumed = true
-		}
-	}
+	resume := freeze(t, replica)
 	defer resume()
 	killMainProcess(t, getPod(t, c.ns, before.Status.Primary))
 	await.Eventually(t, time.Minute, func(context.Context) error {
@@ -186,4 +180,60 @@ func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 		after.Status.Primary, replica.Name, len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
 	c.record("failover blocked, then done", r)
+}
+
+// hang is how long hungPrimary freezes the primary: longer than a failover takes, shorter than
+// the kubelet's liveness probe takes to restart the server.
+const hang = 20 * time.Second
+
+// hungPrimary freezes the primary's server while the writer writes: a replica takes over during
+// the hang. Once thawed, the old primary, which may have written what its waiting clients sent, is
+// closed to writes before any of them is told its write is done, and comes back as a replica,
+// rebuilt from a copy when it holds writes the new primary never had.
+func (c *clusterUnderTest) hungPrimary(t *testing.T) {
+	c.t = t
+	w := c.startWriter(t)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	old := getPod(t, c.ns, before.Status.Primary)
+	resume := freeze(t, old)
+	frozen := time.Now()
+	defer resume()
+	await.Eventually(t, time.Minute, func(context.Context) error {
+		if m := c.get(); m.Status.Epoch == before.Status.Epoch {
+			return fmt.Errorf("%s is still the primary", m.Status.Primary)
+		}
+		return nil
+	})
+	c.waitForAcks(w, 100)
+	time.Sleep(time.Until(frozen.Add(hang)))
+	resume()
+	thawed := time.Now()
+	c.waitWhole(before.Status.Epoch)
+	rejoined := time.Since(thawed)
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch)
+	how := "came back as a replica"
+	if again := getPod(t, c.ns, old.Name); again.UID != old.UID {
+		how = "was rebuilt from a copy"
+	}
+	t.Logf("%s took over from %s, hung for %s; %s %s %s after it thawed; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, old.Name, hang, old.Name, how, rejoined.Round(time.Second), len(r.Acked), len(r.Failed), len(r.InDoubt),
+		r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+	c.record("primary hung 20 s", r)
+}
+
+// freeze stops the server of pod and returns what resumes it, once however often it is called.
+func freeze(t *testing.T, pod *corev1.Pod) (resume func()) {
+	signalMainProcess(t, pod, syscall.SIGSTOP)
+	resumed := false
+	return func() {
+		if !resumed {
+			signalMainProcess(t, pod, syscall.SIGCONT)
+			resumed = true
+		}
+	}
 }

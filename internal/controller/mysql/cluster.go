@@ -98,11 +98,14 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	if err := r.handleSwitchover(ctx, p, proc, members, state); err != nil {
 		return probeInterval, err
 	}
+	var errant []errantMember
 	if m.Status.Primary != "" {
 		state.views = observe()
-		r.pointMembersAtPrimary(ctx, m, members, state)
+		errant = r.pointMembersAtPrimary(ctx, m, members, state)
 	}
-	return probeInterval, r.labelRoles(ctx, m, seen.pods, state.views)
+	return probeInterval, errors.Join(
+		r.labelRoles(ctx, m, seen.pods, state.views),
+		r.reconcileSeedPlan(ctx, m, seen.pods, state.views, errant))
 }
 
 // clusterMembers are the members the StatefulSet's pods run, one per ordinal the spec asks for; a
@@ -240,20 +243,35 @@ func (r *Reconciler) recordPrimary(p *pass.Pass[*appsv1alpha1.MySQL]) replicatio
 }
 
 // pointMembersAtPrimary makes every member that answers, other than the primary, replicate from
-// it, unless it holds writes the primary's history does not: such a member is left as it is and
-// named in the status.
-func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.MySQL, members []replication.Member, state *clusterState) {
+// it, unless it holds writes the primary's history does not: such a member is left as it is,
+// named in the status and returned.
+func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.MySQL, members []replication.Member, state *clusterState) []errantMember {
 	primary := replication.Named(members, m.Status.Primary)
 	fork, _ := replication.ParsePosition(m.Status.Fork)
-	var errant []string
+	var errant []errantMember
+	var described []string
 	for _, v := range state.views {
 		if v.Name == primary.Name || v.Err != nil {
 			continue
 		}
 		o := v.Observation
+		if !o.ReadOnly {
+			// A former primary that answers again, after a hang, say: it is closed to writes and its
+			// clients' sessions ended before anything else, so that no transaction it holds waiting
+			// for an acknowledgement is released to its client as done.
+			stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
+			err := replication.Demote(stepCtx, replication.Named(members, v.Name).DB, resources.ClusterUser)
+			cancel()
+			if err != nil {
+				log.FromContext(ctx).Info("could not close a former primary to writes", "member", v.Name, "error", err.Error())
+				continue
+			}
+			log.FromContext(ctx).Info("closed a former primary to writes", "member", v.Name, "primary", primary.Name)
+		}
 		following := o.Replica != nil && o.Replica.SourceHost == primary.Source.Host
 		if !following && !fork.Covers(o.Binlog) || o.WroteAfter(fork) {
-			errant = append(errant, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
+			errant = append(errant, errantMember{name: v.Name, held: o.Binlog})
+			described = append(described, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
 			continue
 		}
 		stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
@@ -265,8 +283,9 @@ func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.
 	}
 	if len(errant) > 0 && state.problem == "" {
 		state.problemReason = appsv1alpha1.ReasonErrantMember
-		state.problem = fmt.Sprintf("left out of replication, as they hold writes the primary %s never had: %v", primary.Name, errant)
+		state.problem = fmt.Sprintf("left out of replication and rebuilt from a copy, as they hold writes the primary %s never had: %v", primary.Name, described)
 	}
+	return errant
 }
 
 // labelRoles labels the primary's pod, once it takes writes, for the client Service, and the

@@ -251,7 +251,7 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool, created *pass.Creations) error {
 	sts := &appsv1.StatefulSet{}
 	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
-		sts, resources.StatefulSet(target, restore), appsv1ac.ExtractStatefulSet)
+		sts, resources.StatefulSet(target, restore, r.BackupImage), appsv1ac.ExtractStatefulSet)
 	if err != nil {
 		return fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}

@@ -17,10 +17,11 @@ import (
 
 // revision is the revision of the server m asks for: its pod template, which carries the hash of
 // my.cnf, so that a change of spec.config alone is a revision too. The restore init container,
-// there only until the server first serves, is no part of it.
+// there only until the server first serves, is no part of it, nor the operator's own image that
+// a cluster's members copy data with.
 func revision(m *appsv1alpha1.MySQL) rollout.Revision {
 	return rollout.Revision{
-		Name:       rollout.Hash(resources.StatefulSet(m, nil).Spec.Template),
+		Name:       rollout.Hash(resources.StatefulSet(m, nil, "").Spec.Template),
 		Image:      m.Spec.Image,
 		ConfigHash: resources.ConfigHash(resources.MyCnf(m)),
 		Spec:       rollout.Snapshot(m.Spec),

@@ -18,9 +18,10 @@ const ClusterUser = "appkeeper_replication"
 
 // ClusterPrivileges let the account receive the binary log, read every member's replication
 // state, move the primary's role (read_only, semi-synchronous settings, CHANGE MASTER, RESET
-// SLAVE) and end the client sessions of a demoted primary.
+// SLAVE), end the client sessions of a demoted primary, and copy a member's files with
+// mariadb-backup (RELOAD, PROCESS, BINLOG MONITOR), which reads no row through the server.
 const ClusterPrivileges = "REPLICATION SLAVE, REPLICATION SLAVE ADMIN, REPLICATION MASTER ADMIN, BINLOG MONITOR, SLAVE MONITOR, " +
-	"READ_ONLY ADMIN, CONNECTION ADMIN, RELOAD"
+	"READ_ONLY ADMIN, CONNECTION ADMIN, RELOAD, PROCESS"
 
 // ClusterAccount is the replication account as the init-file keeps it: Password is nil for a
 // MySQL of one member, which has none.

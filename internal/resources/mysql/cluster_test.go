@@ -17,7 +17,7 @@ func cluster(members int32) *appsv1alpha1.MySQL {
 }
 
 func TestClusterStatefulSet(t *testing.T) {
-	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(cluster(3), nil))
+	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(cluster(3), nil, "tools:test"))
 	if *sts.Spec.Replicas != 3 || sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		t.Errorf("replicas %d, pod management %q: want 3 members started in parallel", *sts.Spec.Replicas, sts.Spec.PodManagementPolicy)
 	}
@@ -39,9 +39,25 @@ func TestClusterStatefulSet(t *testing.T) {
 		t.Errorf("anti-affinity %+v: want members preferring different nodes", anti)
 	}
 
-	single := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil))
+	pod := sts.Spec.Template.Spec
+	if len(pod.InitContainers) != 2 || pod.InitContainers[0].Image != "tools:test" || pod.InitContainers[1].Name != SeedContainer ||
+		pod.InitContainers[1].Image != pod.Containers[0].Image {
+		t.Errorf("init containers %+v: want the tools installed, then the member seeded with the server's image", pod.InitContainers)
+	}
+	if len(pod.Containers) != 2 || pod.Containers[1].Name != DonorContainer || !pod.Containers[1].VolumeMounts[0].ReadOnly {
+		t.Errorf("containers %+v: want the server, then a donor that reads the data read-only", pod.Containers)
+	}
+	for _, c := range append(pod.InitContainers[1:], pod.Containers[1]) {
+		for _, e := range c.Env {
+			if e.Value != "" && e.ValueFrom == nil && e.Name != "POD_NAME" {
+				t.Errorf("%s: variable %s holds a literal value; secrets come by reference", c.Name, e.Name)
+			}
+		}
+	}
+
+	single := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil, "tools:test"))
 	if *single.Spec.Replicas != 1 || single.Spec.PodManagementPolicy != "" || len(single.Spec.Template.Spec.Containers[0].Args) != 0 ||
-		single.Spec.Template.Spec.Affinity != nil {
+		single.Spec.Template.Spec.Affinity != nil || len(single.Spec.Template.Spec.InitContainers) != 0 || len(single.Spec.Template.Spec.Containers) != 1 {
 		t.Errorf("a MySQL of one member changed: %+v", single.Spec)
 	}
 }

@@ -17,7 +17,7 @@ func TestExporter(t *testing.T) {
 	for _, monitoring := range []bool{false, true} {
 		t.Run("monitoring "+strconv.FormatBool(monitoring), func(t *testing.T) {
 			m := mysql(func(m *appsv1alpha1.MySQL) { m.Spec.Monitoring.Enabled = monitoring })
-			pod := StatefulSet(m, nil).Spec.Template.Spec
+			pod := StatefulSet(m, nil, "").Spec.Template.Spec
 			if !monitoring {
 				if len(pod.Containers) != 1 {
 					t.Fatalf("%d containers with monitoring off, want mysql alone", len(pod.Containers))

@@ -142,8 +142,9 @@ func servicePorts(m *appsv1alpha1.MySQL) *corev1ac.ServiceSpecApplyConfiguration
 
 // StatefulSet is the desired StatefulSet of a MySQL, one pod per member. Its claim template makes the
 // data PVC; the retention policy hands that PVC to the garbage collector only under the Delete policy.
-// With restore, the pod loads a backup before the server first accepts connections.
-func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetApplyConfiguration {
+// With restore, the pod loads a backup before the server first accepts connections. A cluster's
+// members copy data between them with the appkeeper binary of toolsImage.
+func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore, toolsImage string) *appsv1ac.StatefulSetApplyConfiguration {
 	selector := m.SelectorLabels()
 	labels := parts.Labels(selector, appsv1alpha1.ManagedByValue)
 	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
@@ -174,7 +175,7 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore) *appsv1ac.StatefulSetA
 				WithWhenDeleted(whenDeleted).
 				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
 			WithVolumeClaimTemplates(claimTemplate(labels, claim)).
-			WithTemplate(podTemplate(m, labels, restore)))
+			WithTemplate(podTemplate(m, labels, restore, toolsImage)))
 }
 
 // claimTemplate is the data volume's claim template as the API server keeps it: a list of
@@ -190,7 +191,7 @@ func claimTemplate(labels map[string]string, spec *corev1ac.PersistentVolumeClai
 		WithStatus(corev1ac.PersistentVolumeClaimStatus().WithPhase(corev1.ClaimPending))
 }
 
-func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Restore) *corev1ac.PodTemplateSpecApplyConfiguration {
+func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Restore, toolsImage string) *corev1ac.PodTemplateSpecApplyConfiguration {
 	spec := m.Spec
 	pod := corev1ac.PodSpec().
 		// mysqld never calls the Kubernetes API: its pods get no token to leak.
@@ -209,11 +210,18 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(m.ConfigMapName())),
 			accountsVolumeSource(m))
 	server := container(m)
+	if m.Clustered() {
+		// Before the restore's fetch, which does nothing on a data folder a copy initialised.
+		withSeeding(pod, m, toolsImage)
+	}
 	if restore != nil {
 		pod.WithInitContainers(restore.Container).WithVolumes(restore.Volumes...)
 		server.WithVolumeMounts(restore.Mount)
 	}
 	pod.WithContainers(server)
+	if m.Clustered() {
+		pod.WithContainers(donor(m))
+	}
 	if c, volume := exporter(m); c != nil {
 		pod.WithContainers(c).WithVolumes(volume)
 	}

@@ -124,7 +124,7 @@ func TestStatefulSet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, inspect.Decode[appsv1.StatefulSet](t, StatefulSet(tt.m, nil)))
+			tt.check(t, inspect.Decode[appsv1.StatefulSet](t, StatefulSet(tt.m, nil, "tools:test")))
 		})
 	}
 }
@@ -194,7 +194,7 @@ func TestImage(t *testing.T) {
 	if got := Image(nil); got != "" {
 		t.Errorf("Image(nil) = %q", got)
 	}
-	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil))
+	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil, "tools:test"))
 	if got := Image(sts); got != appsv1alpha1.DefaultMySQLImage {
 		t.Errorf("Image = %q", got)
 	}

@@ -18,7 +18,7 @@ func TestPodsMountNoServiceAccountToken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := StatefulSet(tc.m, nil).Spec.Template.Spec.AutomountServiceAccountToken
+			got := StatefulSet(tc.m, nil, "tools:test").Spec.Template.Spec.AutomountServiceAccountToken
 			if got == nil || *got {
 				t.Errorf("automountServiceAccountToken = %v, want false", got)
 			}
