@@ -66,7 +66,7 @@ const restoreSourceIndex = "mysql.restore.backupName"
 // Owner references with blockOwnerDeletion need update on the owner's finalizers where the API
 // server enforces OwnerReferencesPermissionEnforcement.
 // +kubebuilder:rbac:groups=apps.appkeeper.dev,resources=mysqls/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=core,resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=secrets,verbs=get;list;watch;create;patch
@@ -182,10 +182,16 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}
+	if replacing, err := r.makeStatefulSetForMembers(ctx, m, seen.sts); replacing || err != nil {
+		return ctrl.Result{RequeueAfter: probeInterval}, err
+	}
 	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); err != nil {
 		return ctrl.Result{}, err
 	}
 	seen.applied = target
+	if err := r.restartSingleServerPods(ctx, m, seen.pods); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.PodMonitors.Reconcile(ctx, r.Client, m, target.Spec.Monitoring.Enabled, m.SelectorLabels()); err != nil {
 		return ctrl.Result{}, err
 	}

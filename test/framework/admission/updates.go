@@ -21,7 +21,7 @@ const (
 	userImmutable             = "spec.user is immutable"
 	credentialsImmutable      = "spec.credentialsSecretRef is immutable"
 	storageImmutable          = "spec.storage is immutable"
-	membersFixed              = "spec.members is fixed once the MySQL exists"
+	membersShrunk             = "spec.members cannot shrink"
 	mysqlSwitchRefused        = "spec.database cannot switch between mysqlRef and mysql after creation"
 	wordpressRestoreImmutable = "spec.restore is immutable: the site is restored once, before it first starts"
 )
@@ -50,10 +50,9 @@ var InvalidUpdates = []Update{
 	{"mysql storage class added", "MySQL", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
 	{"mysql storage removed, back to the default size", "MySQL", map[string]any{"storage": map[string]any{"size": "20Gi"}},
 		map[string]any{"storage": nil}, storageImmutable},
-	{"mysql members grown", "MySQL", map[string]any{}, map[string]any{"members": 3}, membersFixed},
-	{"mysql members shrunk", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 1}, membersFixed},
-	{"wordpress inline mysql members grown", "WordPress", map[string]any{}, inlineMySQL(map[string]any{"members": 3}),
-		"spec.database.mysql.members is fixed once the site exists"},
+	{"mysql members shrunk", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 1}, membersShrunk},
+	{"wordpress inline mysql members shrunk", "WordPress", inlineMySQL(map[string]any{"members": 3}), inlineMySQL(map[string]any{"members": 2}),
+		"spec.database.mysql.members cannot shrink"},
 	{"mysql config line setting port added", "MySQL", map[string]any{}, map[string]any{"config": []any{"port=3307"}}, configRefused},
 	{"wordpress storage grown", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"size": "5Gi"}}, storageImmutable},
 	{"wordpress storage class added", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
@@ -98,6 +97,9 @@ var ValidUpdates = append([]Update{
 	{"mysql cluster durability and ack timeout, with members set to the same", "MySQL", map[string]any{"members": 3},
 		map[string]any{"members": 3, "replication": map[string]any{"durability": "Preferred", "ackTimeout": "250ms"}, "config": []any{"max_connections=300"}}, ""},
 	{"mysql members 1 written out on a MySQL created without it", "MySQL", map[string]any{}, map[string]any{"members": 1}, ""},
+	{"mysql members grown from one server to three", "MySQL", map[string]any{}, map[string]any{"members": 3}, ""},
+	{"mysql members grown from three to five", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 5}, ""},
+	{"wordpress inline mysql members grown", "WordPress", map[string]any{}, inlineMySQL(map[string]any{"members": 3}), ""},
 	{"memcached size, image and memory", "Memcached", map[string]any{},
 		map[string]any{"size": 3, "image": "memcached:1.6.39-alpine", "memoryMB": 128}, ""},
 	{"podset image, with restartPolicy Always", "PodSet", podSetSpec(nil), map[string]any{"template": map[string]any{"spec": map[string]any{

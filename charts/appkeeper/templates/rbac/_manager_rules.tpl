@@ -41,9 +41,19 @@
   - apps
   resources:
   - deployments
+  verbs:
+  - create
+  - get
+  - list
+  - patch
+  - watch
+- apiGroups:
+  - apps
+  resources:
   - statefulsets
   verbs:
   - create
+  - delete
   - get
   - list
   - patch
