@@ -41,6 +41,36 @@ func (c *clusterUnderTest) startWriter(t *testing.T) *ackwriter.Writer {
 	return w
 }
 
+// newLedger creates the MySQL ledger of members in a new namespace, waits until it is Available,
+// and opens its client Service with the writer's table in its database.
+func newLedger(t *testing.T, namespace string, members int) (*clusterUnderTest, time.Duration) {
+	ns := newNamespace(t, namespace, restricted)
+	manifest := fmt.Sprintf(`
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: MySQL
+metadata:
+  name: ledger
+spec:
+  image: %s
+  members: %d
+  database: ledger
+  user: clerk
+  storage: {size: 1Gi}
+`, mariadbImage, members)
+	created := time.Now()
+	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
+	took := waitAvailable(t, ns, "MySQL", "ledger", created)
+	c := &clusterUnderTest{t: t, ns: ns}
+	c.password = secretData(t, ns, c.get().SecretName())[appsv1alpha1.SecretKeyPassword]
+	c.service = c.open(net.JoinHostPort(clusterIP(t, ns, "ledger"), strconv.Itoa(appsv1alpha1.MySQLPort)))
+	// kube-proxy sends the Service to the primary a moment after the operator labels it.
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
+		_, err := c.service.ExecContext(ctx, ackwriter.Schema)
+		return err
+	})
+	return c, took
+}
+
 func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {
 	c.t.Helper()
 	m := &appsv1alpha1.MySQL{}

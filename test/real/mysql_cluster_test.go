@@ -5,9 +5,7 @@ package real
 import (
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
-	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
 	"github.com/appkeeper/appkeeper/test/framework/await"
 	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
@@ -26,34 +23,9 @@ import (
 // every acknowledged row: after each fault of its primary, a replica takes over, the writes go on,
 // the old primary comes back as a replica, and every member holds every acknowledged row.
 func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
-	ns := newNamespace(t, "cluster", restricted)
-	manifest := fmt.Sprintf(`
-apiVersion: apps.appkeeper.dev/v1alpha1
-kind: MySQL
-metadata:
-  name: ledger
-spec:
-  image: %s
-  members: 3
-  database: ledger
-  user: clerk
-  storage: {size: 1Gi}
-`, mariadbImage)
-	created := time.Now()
-	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
-	took := waitAvailable(t, ns, "MySQL", "ledger", created)
-	c := &clusterUnderTest{t: t, ns: ns}
+	c, took := newLedger(t, "cluster", 3)
 	m := c.waitWhole(0)
 	t.Logf("a MySQL of 3 members Available %s after it was created, with %s as primary", took, m.Status.Primary)
-
-	secret := secretData(t, ns, m.SecretName())
-	c.password = secret[appsv1alpha1.SecretKeyPassword]
-	c.service = c.open(net.JoinHostPort(clusterIP(t, ns, "ledger"), strconv.Itoa(appsv1alpha1.MySQLPort)))
-	// kube-proxy sends the Service to the primary a moment after the operator labels it.
-	await.Eventually(t, time.Minute, func(ctx context.Context) error {
-		_, err := c.service.ExecContext(ctx, ackwriter.Schema)
-		return err
-	})
 
 	faults := []struct {
 		name  string
