@@ -123,9 +123,10 @@ type MySQLSpec struct {
 	// Members is the number of servers: one primary that takes the writes and replicas that hold
 	// a copy of every write before it is acknowledged, so that a failover loses none. Members
 	// above 1 need MariaDB (10.11 or later): the operator replicates with its GTIDs and
-	// semi-synchronous replication. From 1 to 5; it may grow on a running MySQL, each new member
+	// semi-synchronous replication. From 1 to 5. It may grow on a running MySQL, each new member
 	// starting from a copy of a healthy one (a single server restarts once, with its binary log
-	// on), and cannot shrink. Defaults to 1, one server.
+	// on), and shrink to no fewer than 2, the highest members going once a member that stays holds
+	// all they hold (the primary hands its role over first). Defaults to 1, one server.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=5
@@ -396,7 +397,7 @@ type MySQL struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.user) == has(oldSelf.user) && (!has(self.user) || self.user == oldSelf.user)",message="spec.user is immutable: it is created when the server first starts",fieldPath=".user"
 	// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) == has(oldSelf.credentialsSecretRef) && (!has(self.credentialsSecretRef) || self.credentialsSecretRef == oldSelf.credentialsSecretRef)",message="spec.credentialsSecretRef is immutable: the server keeps the passwords it first started with",fieldPath=".credentialsSecretRef"
 	// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec.storage is immutable: the data volume is created once",fieldPath=".storage"
-	// +kubebuilder:validation:XValidation:rule="(has(self.members) ? self.members : 1) >= (has(oldSelf.members) ? oldSelf.members : 1)",message="spec.members cannot shrink: members are added to a running MySQL, not yet removed",fieldPath=".members"
+	// +kubebuilder:validation:XValidation:rule="(has(oldSelf.members) ? oldSelf.members : 1) == 1 || (has(self.members) ? self.members : 1) >= 2",message="spec.members cannot go back to 1 once the MySQL is a cluster: its members keep the binary log and replication settings; 2 is the fewest",fieldPath=".members"
 	// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="spec.restore is immutable: the data is restored once, before the server first starts",fieldPath=".restore"
 	Spec MySQLSpec `json:"spec,omitempty"`
 	// Status is what the operator observed. Defaults to observedGeneration 0, so that tools that judge health from it (kstatus)

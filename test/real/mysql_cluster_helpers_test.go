@@ -80,8 +80,8 @@ func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {
 	return m
 }
 
-// waitWhole waits until the MySQL is Available, past epoch, with a primary and two replicas
-// replicating without error, and returns it.
+// waitWhole waits until the MySQL is Available, past epoch, with as many members as its spec
+// asks for: a primary and replicas replicating without error. It returns the MySQL.
 func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
 	c.t.Helper()
 	var m *appsv1alpha1.MySQL
@@ -100,7 +100,7 @@ func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
 			}
 			roles[member.Role]++
 		}
-		if roles[appsv1alpha1.RolePrimary] != 1 || roles[appsv1alpha1.RoleReplica] != 2 {
+		if int32(len(m.Status.Members)) != m.MemberCount() || roles[appsv1alpha1.RolePrimary] != 1 || roles[appsv1alpha1.RoleReplica] != len(m.Status.Members)-1 {
 			return fmt.Errorf("members %+v", m.Status.Members)
 		}
 		for _, cond := range m.Status.Conditions {

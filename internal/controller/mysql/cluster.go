@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	if !m.Clustered() || seen.clusterPassword == nil {
 		return 0, nil
 	}
-	members := r.clusterMembers(m, seen.pods, string(seen.clusterPassword))
+	members := r.clusterMembers(m, memberSlots(m, seen.sts), seen.pods, string(seen.clusterPassword))
 	observe := func() []replication.View {
 		probe, cancel := context.WithTimeout(ctx, 2*memberDialTimeout)
 		defer cancel()
@@ -98,6 +98,9 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	if err := r.handleSwitchover(ctx, p, proc, members, state); err != nil {
 		return probeInterval, err
 	}
+	if err := r.removeMembers(ctx, p, proc, members, state, seen.sts); err != nil {
+		return probeInterval, err
+	}
 	var errant []errantMember
 	if m.Status.Primary != "" {
 		state.views = observe()
@@ -108,16 +111,16 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 		r.reconcileSeedPlan(ctx, m, seen.pods, state.views, errant))
 }
 
-// clusterMembers are the members the StatefulSet's pods run, one per ordinal the spec asks for; a
-// member whose pod is missing is one that cannot be read.
-func (r *Reconciler) clusterMembers(m *appsv1alpha1.MySQL, pods []corev1.Pod, password string) []replication.Member {
+// clusterMembers are the members the StatefulSet's pods run, one per ordinal of slots; a member
+// whose pod is missing is one that cannot be read.
+func (r *Reconciler) clusterMembers(m *appsv1alpha1.MySQL, slots int32, pods []corev1.Pod, password string) []replication.Member {
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
 		byName[pods[i].Name] = &pods[i]
 	}
 	keep := map[string]bool{}
-	members := make([]replication.Member, 0, m.MemberCount())
-	for i := range m.MemberCount() {
+	members := make([]replication.Member, 0, slots)
+	for i := range slots {
 		name := m.MemberName(i)
 		pod, ok := byName[name]
 		if !ok {

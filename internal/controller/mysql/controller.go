@@ -256,6 +256,8 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 // seen.sts receives it as the API server has it.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool, created *pass.Creations) error {
 	sts := &appsv1.StatefulSet{}
+	// Members a smaller spec leaves out stay until removeMembers judges their removal safe.
+	target.Spec.Members = memberSlots(target, seen.sts)
 	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(target, restore, r.BackupImage), appsv1ac.ExtractStatefulSet)
 	if err != nil {

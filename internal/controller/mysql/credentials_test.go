@@ -76,8 +76,8 @@ func TestDeletionPolicy(t *testing.T) {
 		}
 		sts := get(t, ns, "db", &appsv1.StatefulSet{})
 		if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType ||
-			p.WhenScaled != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
-			return fmt.Errorf("retention policy = %+v, want Delete when deleted, Retain when scaled", p)
+			p.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			return fmt.Errorf("retention policy = %+v, want Delete when deleted and when a member is removed", p)
 		}
 		return nil
 	})

@@ -173,7 +173,8 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore, toolsImage string) *ap
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
 			WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 				WithWhenDeleted(whenDeleted).
-				WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)).
+				// A removed member's volume goes as the deletion policy says of the MySQL's.
+				WithWhenScaled(whenDeleted)).
 			WithVolumeClaimTemplates(claimTemplate(labels, claim)).
 			WithTemplate(podTemplate(m, labels, restore, toolsImage)))
 }

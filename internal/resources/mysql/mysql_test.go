@@ -95,11 +95,11 @@ func TestStatefulSet(t *testing.T) {
 			},
 		},
 		{
-			name: "Delete policy hands the volume to the garbage collector",
+			name: "Delete policy hands the volumes, a removed member's too, to the garbage collector",
 			m:    mysql(func(m *appsv1alpha1.MySQL) { m.Spec.DeletionPolicy = appsv1alpha1.DeletionPolicyDelete }),
 			check: func(t *testing.T, sts *appsv1.StatefulSet) {
 				if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType ||
-					p.WhenScaled != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
+					p.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 					t.Errorf("retention policy = %+v", p)
 				}
 			},

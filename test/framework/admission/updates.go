@@ -21,7 +21,7 @@ const (
 	userImmutable             = "spec.user is immutable"
 	credentialsImmutable      = "spec.credentialsSecretRef is immutable"
 	storageImmutable          = "spec.storage is immutable"
-	membersShrunk             = "spec.members cannot shrink"
+	membersToOne              = "spec.members cannot go back to 1"
 	mysqlSwitchRefused        = "spec.database cannot switch between mysqlRef and mysql after creation"
 	wordpressRestoreImmutable = "spec.restore is immutable: the site is restored once, before it first starts"
 )
@@ -50,9 +50,9 @@ var InvalidUpdates = []Update{
 	{"mysql storage class added", "MySQL", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
 	{"mysql storage removed, back to the default size", "MySQL", map[string]any{"storage": map[string]any{"size": "20Gi"}},
 		map[string]any{"storage": nil}, storageImmutable},
-	{"mysql members shrunk", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 1}, membersShrunk},
-	{"wordpress inline mysql members shrunk", "WordPress", inlineMySQL(map[string]any{"members": 3}), inlineMySQL(map[string]any{"members": 2}),
-		"spec.database.mysql.members cannot shrink"},
+	{"mysql cluster shrunk to one server", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 1}, membersToOne},
+	{"wordpress inline mysql cluster shrunk to one server", "WordPress", inlineMySQL(map[string]any{"members": 3}), inlineMySQL(map[string]any{"members": 1}),
+		"spec.database.mysql.members cannot go back to 1"},
 	{"mysql config line setting port added", "MySQL", map[string]any{}, map[string]any{"config": []any{"port=3307"}}, configRefused},
 	{"wordpress storage grown", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"size": "5Gi"}}, storageImmutable},
 	{"wordpress storage class added", "WordPress", map[string]any{}, map[string]any{"storage": map[string]any{"storageClassName": "fast"}}, storageImmutable},
@@ -99,6 +99,7 @@ var ValidUpdates = append([]Update{
 	{"mysql members 1 written out on a MySQL created without it", "MySQL", map[string]any{}, map[string]any{"members": 1}, ""},
 	{"mysql members grown from one server to three", "MySQL", map[string]any{}, map[string]any{"members": 3}, ""},
 	{"mysql members grown from three to five", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 5}, ""},
+	{"mysql members shrunk from five to two", "MySQL", map[string]any{"members": 5}, map[string]any{"members": 2}, ""},
 	{"wordpress inline mysql members grown", "WordPress", map[string]any{}, inlineMySQL(map[string]any{"members": 3}), ""},
 	{"memcached size, image and memory", "Memcached", map[string]any{},
 		map[string]any{"size": 3, "image": "memcached:1.6.39-alpine", "memoryMB": 128}, ""},
