@@ -78,10 +78,17 @@ func Follow(ctx context.Context, db *sql.DB, o Observation, source Source) error
 	if r := o.Replica; r != nil && r.SourceHost == source.Host && r.SourcePort == source.Port && r.Receiving != "No" && r.Applying {
 		return nil
 	}
+	// A former primary resumes after what it wrote itself, not after what it last applied as a
+	// replica, which the new source's binary log may no longer hold: MASTER_DEMOTE_TO_SLAVE adds
+	// its own binary log's position to the replication position.
+	demote := ""
+	if !o.Applied.Covers(o.Binlog) {
+		demote = ", MASTER_DEMOTE_TO_SLAVE=1"
+	}
 	return exec(ctx, db, "STOP SLAVE",
 		fmt.Sprintf("CHANGE MASTER TO MASTER_HOST=%s, MASTER_PORT=%d, MASTER_USER=%s, MASTER_PASSWORD=%s, "+
-			"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1",
-			quote(source.Host), source.Port, quote(source.User), quote(source.Password)),
+			"MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1%s",
+			quote(source.Host), source.Port, quote(source.User), quote(source.Password), demote),
 		"START SLAVE")
 }
 

@@ -214,8 +214,12 @@ func (c *cluster) checkEveryMember(r ackwriter.Result) {
 		c.t.Fatal(err)
 	}
 	for _, s := range c.servers {
-		if err := replication.CatchUp(ctx, s.member.DB, o.Binlog, 30*time.Second); err != nil && s != primary {
-			c.t.Fatalf("%s: %v", s.member.Name, err)
+		// Not on the primary: its replication position does not move, and a wait left there
+		// would hold back its next change of source.
+		if s != primary {
+			if err := replication.CatchUp(ctx, s.member.DB, o.Binlog, 30*time.Second); err != nil {
+				c.t.Fatalf("%s: %v", s.member.Name, err)
+			}
 		}
 		v, err := ackwriter.Check(ctx, s.app, r)
 		if err != nil {
@@ -302,6 +306,9 @@ func TestSwitchoverLosesNoAcknowledgedWrite(t *testing.T) {
 				others = append(others, s.member)
 			}
 		}
+		// The new primary's binary log no longer holds what the old primary last applied as a
+		// replica, as once old logs expire: the old primary must resume after what it wrote.
+		mustExec(t, c.servers[to].member.DB, "FLUSH BINARY LOGS", "PURGE BINARY LOGS BEFORE NOW() + INTERVAL 1 SECOND")
 		began := time.Now()
 		if _, err := c.proc.Switchover(ctx, c.servers[old].member, c.servers[to].member, others); err != nil {
 			t.Fatal(err)
