@@ -147,6 +147,17 @@ func Demote(ctx context.Context, db *sql.DB, keep ...string) error {
 	return killClients(ctx, db, keep)
 }
 
+// Fence closes a member that may still take writes while another is primary: the sessions of
+// clients are killed first, so that a transaction waiting for a replica's acknowledgement that
+// will never come is not reported done to its client, then the member turns read-only, which
+// waits for such transactions: a deadline on ctx bounds that wait.
+func Fence(ctx context.Context, db *sql.DB, keep ...string) error {
+	if err := killClients(ctx, db, keep); err != nil {
+		return err
+	}
+	return exec(ctx, db, "SET GLOBAL read_only = ON")
+}
+
 // killClients ends every session but the server's own threads, replication's and those of keep.
 func killClients(ctx context.Context, db *sql.DB, keep []string) error {
 	query := "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Slave_IO', 'Slave_SQL', 'Slave_worker') AND USER NOT IN ('system user', 'event_scheduler', 'unauthenticated user', ''"

@@ -377,3 +377,47 @@ func TestTheCheckerSeesLossesWhenReplicationIsUnprotected(t *testing.T) {
 	}
 	t.Logf("the checker found what unprotected replication lost: %s", v)
 }
+
+// TestFencingReportsNoWaitingWriteAsDone: a primary left behind, whose clients wait for an
+// acknowledgement no replica sends any more (it hung while a replica took over, say), is fenced:
+// its clients' sessions, killed first, end in doubt, none of their writes is reported done, and
+// then it turns read-only, which it could not while those writes waited.
+func TestFencingReportsNoWaitingWriteAsDone(t *testing.T) {
+	c := startCluster(t, 3, replication.Durability{})
+	ctx := context.Background()
+	w := ackwriter.Start(ctx, c.dial, 4, c.issued)
+	waitForAcks(t, w, 100)
+	for _, s := range c.servers[1:] {
+		if err := replication.StopReceiving(ctx, s.member.DB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	fenceCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
+	if err := replication.Fence(fenceCtx, c.servers[0].member.DB, "root"); err != nil {
+		t.Fatalf("fence: %v", err)
+	}
+	cancel()
+	time.Sleep(time.Second)
+	r := c.stop(w)
+	if len(r.InDoubt) == 0 {
+		t.Fatalf("no write ended in doubt: %d acknowledged, %d refused", len(r.Acked), len(r.Failed))
+	}
+	// Each acknowledged write is on one replica at least: the one that acknowledged it.
+	lostOnAll := map[int64]int{}
+	for _, s := range c.servers[1:] {
+		v, err := ackwriter.Check(ctx, s.app, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range v.Lost {
+			lostOnAll[id]++
+		}
+	}
+	for id, replicas := range lostOnAll {
+		if replicas == len(c.servers)-1 {
+			t.Errorf("row %d was reported done by the fenced primary and is on no replica", id)
+		}
+	}
+	t.Logf("%d acknowledged, %d in doubt once fenced", len(r.Acked), len(r.InDoubt))
+}

@@ -5,12 +5,15 @@ package real
 import (
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +48,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.fault) })
 		}
 		t.Run(fmt.Sprintf("primary hung %d", trial+1), c.hungPrimary)
+		t.Run(fmt.Sprintf("config change %d", trial+1), c.rollConfig)
 	}
 	c.report(t)
 }
@@ -208,4 +212,53 @@ func freeze(t *testing.T, pod *corev1.Pod) (resume func()) {
 			resumed = true
 		}
 	}
+}
+
+// rollConfig changes the servers' config while the writer writes: the replicas restart with it
+// first, then the primary hands its role over and restarts last. One switchover, no failover, and
+// nothing acknowledged lost; every member then runs the new config.
+func (c *clusterUnderTest) rollConfig(t *testing.T) {
+	c.t = t
+	w := c.startWriter(t)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	connections := 200 + before.Status.Epoch
+	kubectl(t, "", "patch", "-n", c.ns, "mysql", "ledger", "--type", "merge", "-p",
+		fmt.Sprintf(`{"spec":{"config":["max_connections=%d"]}}`, connections))
+	began := time.Now()
+	var after *appsv1alpha1.MySQL
+	await.Eventually(t, 3*time.Minute, func(ctx context.Context) error {
+		sts := &appsv1.StatefulSet{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: "ledger"}, sts); err != nil {
+			return err
+		}
+		if s := sts.Status; s.UpdatedReplicas != 3 || s.ReadyReplicas != 3 || s.ObservedGeneration < sts.Generation {
+			return fmt.Errorf("%d of 3 members updated, %d ready", s.UpdatedReplicas, s.ReadyReplicas)
+		}
+		for _, cond := range c.get().Status.Conditions {
+			if cond.Type == appsv1alpha1.ConditionProgressing && cond.Status == "True" {
+				return fmt.Errorf("Progressing: %s", cond.Message)
+			}
+		}
+		return nil
+	})
+	after = c.waitWhole(before.Status.Epoch)
+	rolled := time.Since(began)
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	if after.Status.Epoch != before.Status.Epoch+1 {
+		t.Errorf("epoch %d after the config change, from %d: want one switchover and no failover", after.Status.Epoch, before.Status.Epoch)
+	}
+	for _, member := range after.Status.Members {
+		pod := getPod(t, c.ns, member.Name)
+		var got int64
+		if err := c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort))).QueryRow("SELECT @@max_connections").Scan(&got); err != nil || got != connections {
+			t.Errorf("%s runs max_connections %d (%v), want %d", member.Name, got, err, connections)
+		}
+	}
+	t.Logf("the config rolled over 3 members in %s, %s primary; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		rolled.Round(time.Second), after.Status.Primary, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+	c.record("config change", r)
 }

@@ -77,7 +77,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 		Members: int(m.MemberCount()), Durability: replication.Durability{AckTimeout: m.AckTimeout()},
 		CatchUp: catchUpTimeout, OperatorUsers: []string{resources.ClusterUser}, Record: r.recordPrimary(p), Fork: fork,
 	}
-	primary := m.Status.Primary
+	primary, epoch, reopened := m.Status.Primary, m.Status.Epoch, false
 	switch view, found := viewOf(state.views, primary); {
 	case primary == "":
 		err = r.choosePrimary(ctx, p, proc, members, state)
@@ -90,6 +90,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 		}
 		err = r.failOver(ctx, p, proc, members, state, "it stopped answering")
 	case view.Observation.ReadOnly:
+		reopened = true
 		err = r.reopenOrFailOver(ctx, p, proc, members, state)
 	}
 	if err != nil {
@@ -103,12 +104,16 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	}
 	var errant []errantMember
 	if m.Status.Primary != "" {
-		state.views = observe()
+		// The members are read again only after something changed their roles.
+		if reopened || m.Status.Epoch != epoch {
+			state.views = observe()
+		}
 		errant = r.pointMembersAtPrimary(ctx, m, members, state)
 	}
 	return probeInterval, errors.Join(
 		r.labelRoles(ctx, m, seen.pods, state.views),
-		r.reconcileSeedPlan(ctx, m, seen.pods, state.views, errant))
+		r.reconcileSeedPlan(ctx, m, seen.pods, state.views, errant),
+		r.rollMembers(ctx, p, proc, members, state, seen.sts, seen.pods))
 }
 
 // clusterMembers are the members the StatefulSet's pods run, one per ordinal of slots; a member
@@ -258,23 +263,14 @@ func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.
 			continue
 		}
 		o := v.Observation
-		if !o.ReadOnly {
-			// A former primary that answers again, after a hang, say: it is closed to writes and its
-			// clients' sessions ended before anything else, so that no transaction it holds waiting
-			// for an acknowledgement is released to its client as done.
-			stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
-			err := replication.Demote(stepCtx, replication.Named(members, v.Name).DB, resources.ClusterUser)
-			cancel()
-			if err != nil {
-				log.FromContext(ctx).Info("could not close a former primary to writes", "member", v.Name, "error", err.Error())
-				continue
-			}
-			log.FromContext(ctx).Info("closed a former primary to writes", "member", v.Name, "primary", primary.Name)
-		}
+		closed := o.ReadOnly || fenceFormerPrimary(ctx, replication.Named(members, v.Name), primary.Name)
 		following := o.Replica != nil && o.Replica.SourceHost == primary.Source.Host
 		if !following && !fork.Covers(o.Binlog) || o.WroteAfter(fork) {
 			errant = append(errant, errantMember{name: v.Name, held: o.Binlog})
 			described = append(described, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
+			continue
+		}
+		if !closed {
 			continue
 		}
 		stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
@@ -289,6 +285,23 @@ func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.
 		state.problem = fmt.Sprintf("left out of replication and rebuilt from a copy, as they hold writes the primary %s never had: %v", primary.Name, described)
 	}
 	return errant
+}
+
+// fenceFormerPrimary closes a member that answers writable while another is primary (a former
+// primary back from a hang, say): its clients' sessions are ended first, so that no transaction
+// it holds waiting for an acknowledgement is reported done to its client, then it turns
+// read-only. That waits for those transactions, which wait for an acknowledgement no replica
+// sends any more: it tells whether the member is closed, and the sessions are ended again at
+// every pass until it is, or until it is rebuilt.
+func fenceFormerPrimary(ctx context.Context, member replication.Member, primary string) bool {
+	stepCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
+	defer cancel()
+	if err := replication.Fence(stepCtx, member.DB, resources.ClusterUser); err != nil {
+		log.FromContext(ctx).Info("could not close a former primary to writes; its clients' sessions were ended", "member", member.Name, "error", err.Error())
+		return false
+	}
+	log.FromContext(ctx).Info("closed a former primary to writes", "member", member.Name, "primary", primary)
+	return true
 }
 
 // labelRoles labels the primary's pod, once it takes writes, for the client Service, and the

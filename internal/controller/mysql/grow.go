@@ -16,11 +16,14 @@ import (
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
-// makeStatefulSetForMembers readies a one-server MySQL's StatefulSet for more members: its pod
-// management policy cannot change, so it is deleted with its pod left running, and the next pass
-// makes it again, to adopt that pod. It tells whether that is under way.
+// makeStatefulSetForMembers readies a StatefulSet for a cluster's members: a one-server MySQL's,
+// whose pod management policy cannot change, or one that rolls its pods itself, whose update
+// strategy could change only by dropping fields the API server filled in. It is deleted with its
+// pods left running, and the next pass makes it again, to adopt them. It tells whether that is
+// under way.
 func (r *Reconciler) makeStatefulSetForMembers(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet) (bool, error) {
-	if !m.Clustered() || sts == nil || sts.Spec.PodManagementPolicy == appsv1.ParallelPodManagement {
+	if !m.Clustered() || sts == nil ||
+		sts.Spec.PodManagementPolicy == appsv1.ParallelPodManagement && sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		return false, nil
 	}
 	if !sts.DeletionTimestamp.IsZero() {
@@ -30,9 +33,11 @@ func (r *Reconciler) makeStatefulSetForMembers(ctx context.Context, m *appsv1alp
 	if client.IgnoreNotFound(err) != nil {
 		return true, fmt.Errorf("replace the StatefulSet of MySQL %s/%s for %d members: %w", m.Namespace, m.Name, m.MemberCount(), err)
 	}
-	event.Scaled.Emit(r.Recorder, m, nil, "growing from one server to %d members: the server restarts once, with its binary log on, "+
-		"and the new members start from a copy of its data", m.MemberCount())
-	log.FromContext(ctx).Info("deleted the StatefulSet of a single server, leaving its pod running, to make it again for members", "members", m.MemberCount())
+	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+		event.Scaled.Emit(r.Recorder, m, nil, "growing from one server to %d members: the server restarts once, with its binary log on, "+
+			"and the new members start from a copy of its data", m.MemberCount())
+	}
+	log.FromContext(ctx).Info("deleted the StatefulSet, leaving its pods running, to make it again for members", "members", m.MemberCount())
 	return true, nil
 }
 

@@ -76,12 +76,7 @@ func (r *Reconciler) removeMembers(ctx context.Context, p *pass.Pass[*appsv1alph
 func (r *Reconciler) switchToStayingMember(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, state *clusterState, staying func(string) bool) error {
 	m := p.Instance
-	var best *replication.View
-	for i, v := range state.views {
-		if staying(v.Name) && switchable(v) == "" && (best == nil || v.Observation.Held().Seq(replication.Domain) > best.Observation.Held().Seq(replication.Domain)) {
-			best = &state.views[i]
-		}
-	}
+	best := bestSwitchable(m, state.views, staying)
 	if best == nil {
 		log.FromContext(ctx).Info("no member that stays is in step with the primary to take over from it before its removal", "primary", m.Status.Primary)
 		return nil
@@ -92,4 +87,17 @@ func (r *Reconciler) switchToStayingMember(ctx context.Context, p *pass.Pass[*ap
 	}
 	event.SwitchedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which is to be removed", best.Name, from)
 	return nil
+}
+
+// bestSwitchable is the replica the primary's role is best handed to among those accept takes:
+// in step with the primary, and holding the most. Nil when there is none.
+func bestSwitchable(m *appsv1alpha1.MySQL, views []replication.View, accept func(member string) bool) *replication.View {
+	var best *replication.View
+	for i, v := range views {
+		if v.Name != m.Status.Primary && accept(v.Name) && switchable(v) == "" &&
+			(best == nil || v.Observation.Held().Seq(replication.Domain) > best.Observation.Held().Seq(replication.Domain)) {
+			best = &views[i]
+		}
+	}
+	return best
 }

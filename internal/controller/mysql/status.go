@@ -111,8 +111,10 @@ func rolloutComplete(sts *appsv1.StatefulSet) bool {
 	if sts.Spec.Replicas != nil {
 		members = *sts.Spec.Replicas
 	}
+	// The StatefulSet controller moves the current revision only for its own rolling updates: a
+	// cluster's members, which the operator replaces itself, count as updated instead.
 	return s.UpdatedReplicas == members && s.ReadyReplicas == members && s.Replicas == members &&
-		(s.CurrentRevision == s.UpdateRevision || s.CurrentRevision == "")
+		(s.CurrentRevision == s.UpdateRevision || s.CurrentRevision == "" || sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType)
 }
 
 func available(m *appsv1alpha1.MySQL, seen observed) conditions.Condition {

@@ -3,7 +3,6 @@ package mysql
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -72,19 +71,11 @@ func switchoverTarget(m *appsv1alpha1.MySQL, requested string, state *clusterSta
 		return "", "the cluster has no writable primary to switch from" + suffix(state.problem)
 	}
 	primary, _ := viewOf(state.views, m.Status.Primary)
-	var candidates []replication.View
-	for _, v := range state.views {
-		if v.Name != primary.Name && switchable(v) == "" {
-			candidates = append(candidates, v)
-		}
-	}
 	if requested == appsv1alpha1.SwitchoverToAny {
-		if len(candidates) == 0 {
+		best := bestSwitchable(m, state.views, func(string) bool { return true })
+		if best == nil {
 			return "", "no replica is in step with the primary"
 		}
-		best := slices.MaxFunc(candidates, func(a, b replication.View) int {
-			return int(a.Observation.Held().Seq(replication.Domain)) - int(b.Observation.Held().Seq(replication.Domain))
-		})
 		return best.Name, ""
 	}
 	v, found := viewOf(state.views, requested)

@@ -18,8 +18,9 @@ func cluster(members int32) *appsv1alpha1.MySQL {
 
 func TestClusterStatefulSet(t *testing.T) {
 	sts := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(cluster(3), nil, "tools:test"))
-	if *sts.Spec.Replicas != 3 || sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
-		t.Errorf("replicas %d, pod management %q: want 3 members started in parallel", *sts.Spec.Replicas, sts.Spec.PodManagementPolicy)
+	if *sts.Spec.Replicas != 3 || sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement || sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
+		t.Errorf("replicas %d, pod management %q, update strategy %q: want 3 members started in parallel and replaced by the operator",
+			*sts.Spec.Replicas, sts.Spec.PodManagementPolicy, sts.Spec.UpdateStrategy.Type)
 	}
 	server := sts.Spec.Template.Spec.Containers[0]
 	if len(server.Args) != 1 || server.Args[0] != "--server-id=10$(MEMBER_ORDINAL)" {
@@ -56,7 +57,7 @@ func TestClusterStatefulSet(t *testing.T) {
 	}
 
 	single := inspect.Decode[appsv1.StatefulSet](t, StatefulSet(mysql(nil), nil, "tools:test"))
-	if *single.Spec.Replicas != 1 || single.Spec.PodManagementPolicy != "" || len(single.Spec.Template.Spec.Containers[0].Args) != 0 ||
+	if *single.Spec.Replicas != 1 || single.Spec.PodManagementPolicy != "" || single.Spec.UpdateStrategy.Type != "" || len(single.Spec.Template.Spec.Containers[0].Args) != 0 ||
 		single.Spec.Template.Spec.Affinity != nil || len(single.Spec.Template.Spec.InitContainers) != 0 || len(single.Spec.Template.Spec.Containers) != 1 {
 		t.Errorf("a MySQL of one member changed: %+v", single.Spec)
 	}

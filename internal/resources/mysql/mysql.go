@@ -162,7 +162,11 @@ func StatefulSet(m *appsv1alpha1.MySQL, restore *Restore, toolsImage string) *ap
 	spec := appsv1ac.StatefulSetSpec()
 	if m.Clustered() {
 		// A member that does not start must not hold the others back: each is its own server.
-		spec.WithPodManagementPolicy(appsv1.ParallelPodManagement)
+		// The operator replaces members of an older revision itself, replicas first and the
+		// primary last, after it handed its role over: the StatefulSet's own order would
+		// restart the primary whatever its ordinal.
+		spec.WithPodManagementPolicy(appsv1.ParallelPodManagement).
+			WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.OnDeleteStatefulSetStrategyType))
 	}
 	return appsv1ac.StatefulSet(m.ChildName(), m.Namespace).
 		WithLabels(labels).
