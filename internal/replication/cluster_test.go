@@ -358,11 +358,7 @@ func TestTheCheckerSeesLossesWhenReplicationIsUnprotected(t *testing.T) {
 	ctx := context.Background()
 	w := ackwriter.Start(ctx, c.dial, 4, c.issued)
 	waitForAcks(t, w, 100)
-	for _, s := range c.servers[1:] {
-		if err := replication.StopReceiving(ctx, s.member.DB); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.stopReplicasReceiving()
 	waitForAcks(t, w, 100)
 	_ = syscall.Kill(c.servers[0].Pid(), syscall.SIGKILL)
 	c.servers[0].Stop()
@@ -387,11 +383,7 @@ func TestFencingReportsNoWaitingWriteAsDone(t *testing.T) {
 	ctx := context.Background()
 	w := ackwriter.Start(ctx, c.dial, 4, c.issued)
 	waitForAcks(t, w, 100)
-	for _, s := range c.servers[1:] {
-		if err := replication.StopReceiving(ctx, s.member.DB); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.stopReplicasReceiving()
 	time.Sleep(500 * time.Millisecond)
 	fenceCtx, cancel := context.WithTimeout(ctx, replication.StepTimeout)
 	if err := replication.Fence(fenceCtx, c.servers[0].member.DB, "root"); err != nil {
@@ -420,4 +412,14 @@ func TestFencingReportsNoWaitingWriteAsDone(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged, %d in doubt once fenced", len(r.Acked), len(r.InDoubt))
+}
+
+// stopReplicasReceiving stops every member but the first, the primary, receiving its writes.
+func (c *cluster) stopReplicasReceiving() {
+	c.t.Helper()
+	for _, s := range c.servers[1:] {
+		if err := replication.StopReceiving(context.Background(), s.member.DB); err != nil {
+			c.t.Fatal(err)
+		}
+	}
 }
