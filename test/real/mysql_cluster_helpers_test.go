@@ -143,12 +143,15 @@ func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
 func (c *clusterUnderTest) checkEveryMember(m *appsv1alpha1.MySQL, r ackwriter.Result) {
 	c.t.Helper()
 	for _, member := range m.Status.Members {
-		pod := getPod(c.t, c.ns, member.Name)
-		db := c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort)))
 		var v ackwriter.Verdict
 		await.Eventually(c.t, time.Minute, func(ctx context.Context) error {
+			// A member's pod made again has a new address.
+			pod := getPod(c.t, c.ns, member.Name)
+			if pod.Status.PodIP == "" {
+				return fmt.Errorf("pod %s has no address yet", pod.Name)
+			}
 			var err error
-			if v, err = ackwriter.Check(ctx, db, r); err != nil {
+			if v, err = ackwriter.Check(ctx, c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort))), r); err != nil {
 				return err
 			}
 			if len(v.Phantom) > 0 {

@@ -32,13 +32,24 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 
 	faults := []struct {
 		name  string
-		fault func(pod *corev1.Pod)
+		fault func(t *testing.T, pod *corev1.Pod)
 	}{
-		{"mariadbd killed", func(pod *corev1.Pod) { killMainProcess(t, pod) }},
-		{"pod force-deleted", func(pod *corev1.Pod) {
+		{"mariadbd killed", killMainProcess},
+		{"pod force-deleted", func(t *testing.T, pod *corev1.Pod) {
 			if err := k8s.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 				t.Fatal(err)
 			}
+			// The kubelet kills the old pod's containers before it starts the new pod's.
+			await.Eventually(t, time.Minute, func(ctx context.Context) error {
+				again := &corev1.Pod{}
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), again); err != nil {
+					return err
+				}
+				if again.UID == pod.UID || again.Status.PodIP == "" {
+					return fmt.Errorf("pod %s is not made again yet", pod.Name)
+				}
+				return nil
+			})
 		}},
 	}
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
@@ -55,12 +66,12 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 
 // failOver runs fault on the primary while the writer writes, and checks that a replica took
 // over and that every member holds every acknowledged row.
-func (c *clusterUnderTest) failOver(t *testing.T, name string, fault func(*corev1.Pod)) {
+func (c *clusterUnderTest) failOver(t *testing.T, name string, fault func(*testing.T, *corev1.Pod)) {
 	c.t = t
 	w := c.startWriter(t)
 	c.waitForAcks(w, 100)
 	before := c.get()
-	fault(getPod(t, c.ns, before.Status.Primary))
+	fault(t, getPod(t, c.ns, before.Status.Primary))
 	// Writes go on once a primary takes them and the Service reaches it: a replica that took over,
 	// or the same member, when its container restarted before the operator judged it failed and
 	// it held everything its replicas held.
@@ -223,17 +234,26 @@ func (c *clusterUnderTest) rollConfig(t *testing.T) {
 	c.waitForAcks(w, 100)
 	before := c.get()
 	connections := 200 + before.Status.Epoch
+	statefulSet := func(ctx context.Context) (*appsv1.StatefulSet, error) {
+		sts := &appsv1.StatefulSet{}
+		return sts, k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: "ledger"}, sts)
+	}
+	old, err := statefulSet(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	kubectl(t, "", "patch", "-n", c.ns, "mysql", "ledger", "--type", "merge", "-p",
 		fmt.Sprintf(`{"spec":{"config":["max_connections=%d"]}}`, connections))
 	began := time.Now()
 	var after *appsv1alpha1.MySQL
 	await.Eventually(t, 3*time.Minute, func(ctx context.Context) error {
-		sts := &appsv1.StatefulSet{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: c.ns, Name: "ledger"}, sts); err != nil {
+		sts, err := statefulSet(ctx)
+		if err != nil {
 			return err
 		}
-		if s := sts.Status; s.UpdatedReplicas != 3 || s.ReadyReplicas != 3 || s.ObservedGeneration < sts.Generation {
-			return fmt.Errorf("%d of 3 members updated, %d ready", s.UpdatedReplicas, s.ReadyReplicas)
+		if s := sts.Status; s.UpdateRevision == old.Status.UpdateRevision || s.UpdatedReplicas != 3 || s.ReadyReplicas != 3 ||
+			s.ObservedGeneration < sts.Generation {
+			return fmt.Errorf("revision %s: %d of 3 members updated, %d ready", s.UpdateRevision, s.UpdatedReplicas, s.ReadyReplicas)
 		}
 		for _, cond := range c.get().Status.Conditions {
 			if cond.Type == appsv1alpha1.ConditionProgressing && cond.Status == "True" {
