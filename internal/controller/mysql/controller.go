@@ -182,6 +182,10 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}
+	if m.Clustered() && r.BackupImage == "" {
+		return ctrl.Result{}, fmt.Errorf("MySQL %s/%s has %d members, and the operator was started without --backup-image: "+
+			"it has no image of its own to copy data between members with", m.Namespace, m.Name, m.MemberCount())
+	}
 	if replacing, err := r.makeStatefulSetForMembers(ctx, m, seen.sts); replacing || err != nil {
 		return ctrl.Result{RequeueAfter: probeInterval}, err
 	}
