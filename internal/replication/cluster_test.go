@@ -395,9 +395,17 @@ func TestFencingReportsNoWaitingWriteAsDone(t *testing.T) {
 	if len(r.InDoubt) == 0 {
 		t.Fatalf("no write ended in doubt: %d acknowledged, %d refused", len(r.Acked), len(r.Failed))
 	}
-	// Each acknowledged write is on one replica at least: the one that acknowledged it.
+	// Each acknowledged write is on one replica at least, the one that acknowledged it, once it
+	// has applied all it received.
 	lostOnAll := map[int64]int{}
 	for _, s := range c.servers[1:] {
+		o, err := replication.Observe(ctx, s.member.DB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := replication.CatchUp(ctx, s.member.DB, o.Held(), 30*time.Second); err != nil {
+			t.Fatalf("%s: %v", s.member.Name, err)
+		}
 		v, err := ackwriter.Check(ctx, s.app, r)
 		if err != nil {
 			t.Fatal(err)
