@@ -24,32 +24,8 @@ const (
 	backupPassword = "backup-secret"
 )
 
-// requireTool returns the path of a program the tests need, or skips the test without it,
-// unless APPKEEPER_REQUIRE_MARIADB says the machine must have it (as `make test` does).
-func requireTool(t testing.TB, path string) string {
-	t.Helper()
-	found, err := exec.LookPath(path)
-	if err == nil {
-		return found
-	}
-	if os.Getenv("APPKEEPER_REQUIRE_MARIADB") != "" {
-		t.Fatalf("%s is not installed: run `make test-deps`", path)
-	}
-	t.Skipf("%s is not installed; `make test-deps` installs it", path)
-	return ""
-}
-
 // template is the data directory every server copies.
 var template testservers.Template
-
-func templateDir(t testing.TB) string {
-	t.Helper()
-	dir, err := template.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // mariadb is a server on a free loopback port whose root (over TCP) has rootPassword and which
 // has the backup account with exactly the privileges the operator grants it.
@@ -61,10 +37,10 @@ type mariadb struct {
 
 func startMariaDB(t *testing.T) *mariadb {
 	t.Helper()
-	requireTool(t, testservers.MariaDBServer)
-	requireTool(t, testservers.MariaDBInstall)
+	testservers.RequireTool(t, testservers.MariaDBServer)
+	testservers.RequireTool(t, testservers.MariaDBInstall)
 	server, err := testservers.StartMariaDB(context.Background(), testservers.MariaDBOptions{
-		Dir: t.TempDir(), Template: templateDir(t), RootPassword: rootPassword,
+		Dir: t.TempDir(), Template: template.DirFor(t), RootPassword: rootPassword,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +79,7 @@ func (m *mariadb) exec(t testing.TB, statements ...string) {
 func (m *mariadb) restore(t *testing.T, file string) {
 	t.Helper()
 	gunzip := exec.Command("gunzip", "-c", file)
-	client := exec.Command(requireTool(t, "mysql"), "--no-defaults", "--protocol=TCP", "-h127.0.0.1",
+	client := exec.Command(testservers.RequireTool(t, "mysql"), "--no-defaults", "--protocol=TCP", "-h127.0.0.1",
 		fmt.Sprintf("-P%d", m.port), "-uroot", "--max-allowed-packet=64M")
 	client.Env = append(os.Environ(), EnvMySQLPassword+"="+rootPassword)
 	pipe, err := gunzip.StdoutPipe()

@@ -103,9 +103,7 @@ func deletePodMonitor(ctx context.Context, c kube.Client, owner client.Object, l
 	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner.GetUID() {
 		return nil
 	}
-	uid := live.GetUID()
-	err = c.Delete(ctx, live, client.Preconditions{UID: &uid})
-	if err = client.IgnoreNotFound(err); err != nil {
+	if _, err := apply.DeleteExactly(ctx, c, live); err != nil {
 		return fmt.Errorf("delete PodMonitor %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
 	log.FromContext(ctx).Info("deleted PodMonitor: monitoring is off", "podMonitor", owner.GetName())

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -40,23 +39,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	template.Remove()
 	os.Exit(code)
-}
-
-func dataTemplate(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{testservers.MariaDBServer, testservers.MariaDBInstall} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("APPKEEPER_REQUIRE_MARIADB") != "" {
-				t.Fatalf("%s is not installed: run `make test-deps`", tool)
-			}
-			t.Skipf("%s is not installed; `make test-deps` installs it", tool)
-		}
-	}
-	dir, err := template.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 type server struct {
@@ -96,7 +78,7 @@ func startCluster(t *testing.T, members int, d replication.Durability) *cluster 
 		return nil
 	}
 	for i := range members {
-		s, err := testservers.StartMariaDB(ctx, testservers.MariaDBOptions{Dir: t.TempDir(), Template: dataTemplate(t), RootPassword: rootPassword,
+		s, err := testservers.StartMariaDB(ctx, testservers.MariaDBOptions{Dir: t.TempDir(), Template: template.DirFor(t), RootPassword: rootPassword,
 			Args: []string{fmt.Sprintf("--server-id=%d", 100+i), "--log-slave-updates", "--binlog-format=ROW", "--sync-binlog=1",
 				"--gtid-strict-mode", "--gtid-domain-id=0", "--read-only", "--skip-slave-start", "--slave-net-timeout=5",
 				"--rpl-semi-sync-slave-enabled", "--init-rpl-role=SLAVE"}})

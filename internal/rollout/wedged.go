@@ -10,13 +10,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/event"
 )
@@ -147,13 +147,13 @@ func (d *WedgedDeletions) deleteMember(ctx context.Context, c client.Client, pod
 	if p := conditions.FindPodProblem(pod); p != nil {
 		why = p.Message
 	}
-	err = c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return "", false, nil
-	}
+	deleted, err = apply.DeleteExactly(ctx, c, pod)
 	if err != nil {
 		d.release(pod.UID)
 		return "", false, fmt.Errorf("delete wedged pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if !deleted {
+		return "", false, nil
 	}
 	return why, true, nil
 }

@@ -32,32 +32,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// dataTemplate is a data folder to copy, or skips the test on a machine without the server and
-// its copying tools, unless the machine must have them.
-func dataTemplate(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{testservers.MariaDBServer, testservers.MariaDBInstall, "mariadb-backup", "mbstream"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("APPKEEPER_REQUIRE_MARIADB") != "" {
-				t.Fatalf("%s is not installed: run `make test-deps`", tool)
-			}
-			t.Skipf("%s is not installed; `make test-deps` installs it", tool)
-		}
-	}
-	dir, err := template.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // donor starts a server holding a table of three rows with its binary log in its data folder, as
 // a member's, and a donor serving copies of it on the loopback with secret.
 func donor(t *testing.T, secret string) (*testservers.MariaDB, *sql.DB, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := testservers.StartMariaDB(ctx, testservers.MariaDBOptions{Dir: dir, Template: dataTemplate(t), RootPassword: rootPassword,
+	s, err := testservers.StartMariaDB(ctx, testservers.MariaDBOptions{Dir: dir, Template: template.DirFor(t, "mariadb-backup", "mbstream"), RootPassword: rootPassword,
 		Args: []string{"--log-bin=" + filepath.Join(dir, "data", "binlog"), "--gtid-strict-mode"}})
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +145,7 @@ func TestCopyReplicates(t *testing.T) {
 func TestRebuildKeepsErrantBinlogs(t *testing.T) {
 	_, _, address := donor(t, "s3cret")
 	data := t.TempDir()
-	if err := testservers.CopyTree(dataTemplate(t), data); err != nil {
+	if err := testservers.CopyTree(template.DirFor(t, "mariadb-backup", "mbstream"), data); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"binlog.000001", "binlog.index"} {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/event"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
@@ -29,9 +30,12 @@ func (r *Reconciler) makeStatefulSetForMembers(ctx context.Context, m *appsv1alp
 	if !sts.DeletionTimestamp.IsZero() {
 		return true, nil
 	}
-	err := r.Client.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationOrphan), client.Preconditions{UID: &sts.UID})
-	if client.IgnoreNotFound(err) != nil {
+	deleted, err := apply.DeleteExactly(ctx, r.Client, sts, client.PropagationPolicy(metav1.DeletePropagationOrphan))
+	if err != nil {
 		return true, fmt.Errorf("replace the StatefulSet of MySQL %s/%s for %d members: %w", m.Namespace, m.Name, m.MemberCount(), err)
+	}
+	if !deleted {
+		return true, nil
 	}
 	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		event.Scaled.Emit(r.Recorder, m, nil, "growing from one server to %d members: the server restarts once, with its binary log on, "+
@@ -57,7 +61,7 @@ func (r *Reconciler) restartSingleServerPods(ctx context.Context, m *appsv1alpha
 		if len(statuses) == 0 || hasDonor || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		if _, err := apply.DeleteExactly(ctx, r.Client, pod); err != nil {
 			return fmt.Errorf("restart pod %s/%s as a cluster member: %w", pod.Namespace, pod.Name, err)
 		}
 		log.FromContext(ctx).Info("restarted a single server's pod as a cluster member", "pod", pod.Name)

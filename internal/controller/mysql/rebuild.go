@@ -99,7 +99,7 @@ func (r *Reconciler) deleteMemberPod(ctx context.Context, pods []corev1.Pod, mem
 		if pod.Name != member {
 			continue
 		}
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		if _, err := apply.DeleteExactly(ctx, r.Client, pod); err != nil {
 			return fmt.Errorf("delete pod %s/%s to rebuild it: %w", pod.Namespace, pod.Name, err)
 		}
 	}

@@ -10,10 +10,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -52,7 +52,7 @@ func (r *Reconciler) rollMembers(ctx context.Context, p *pass.Pass[*appsv1alpha1
 		if pod.Name == m.Status.Primary {
 			continue
 		}
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		if _, err := apply.DeleteExactly(ctx, r.Client, pod); err != nil {
 			return fmt.Errorf("replace member %s of MySQL %s/%s with the new revision: %w", pod.Name, m.Namespace, m.Name, err)
 		}
 		log.FromContext(ctx).Info("replacing a replica with the new revision", "member", pod.Name, "revision", sts.Status.UpdateRevision)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
@@ -131,11 +132,7 @@ func (r *Reconciler) execute(ctx context.Context, ps *appsv1alpha1.PodSet, hash 
 // deletePod deletes pod, and only that pod: the name of a pod deleted earlier may already belong to
 // its replacement, which a cache that lags behind does not show yet.
 func (r *Reconciler) deletePod(ctx context.Context, pod *corev1.Pod) error {
-	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
+	if _, err := apply.DeleteExactly(ctx, r.Client, pod); err != nil {
 		return fmt.Errorf("delete pod %s: %w", pod.Name, err)
 	}
 	return nil

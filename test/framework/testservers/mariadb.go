@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -264,4 +265,34 @@ func (t *Template) Remove() {
 	if t.dir != "" {
 		_ = os.RemoveAll(t.dir)
 	}
+}
+
+// RequireTool finds a program a test needs. When it is missing the test is skipped, or fails when
+// APPKEEPER_REQUIRE_MARIADB says that the machine must have the servers' programs.
+func RequireTool(t testing.TB, name string) string {
+	t.Helper()
+	found, err := exec.LookPath(name)
+	if err == nil {
+		return found
+	}
+	if os.Getenv("APPKEEPER_REQUIRE_MARIADB") != "" {
+		t.Fatalf("%s is not installed: run `make test-deps`", name)
+	}
+	t.Skipf("%s is not installed; `make test-deps` installs it", name)
+	return ""
+}
+
+// DirFor is Dir for a test that also needs tools beside the server's programs: the test is
+// skipped or fails, as RequireTool says, when one is missing, and fails when the directory cannot
+// be made.
+func (t *Template) DirFor(tb testing.TB, tools ...string) string {
+	tb.Helper()
+	for _, tool := range append([]string{MariaDBServer, MariaDBInstall}, tools...) {
+		RequireTool(tb, tool)
+	}
+	dir, err := t.Dir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir
 }
