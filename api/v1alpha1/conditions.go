@@ -117,6 +117,12 @@ const (
 	EventSwitchedOver = "SwitchedOver"
 	// EventSwitchoverRefused: a switchover was asked for and not done.
 	EventSwitchoverRefused = "SwitchoverRefused"
+	// EventPromotedAcceptingDataLoss: a replica was promoted, as a person asked, while a replica
+	// that may hold the last acknowledged write could not be read.
+	EventPromotedAcceptingDataLoss = "PromotedAcceptingDataLoss"
+	// EventPromoteRefused: a promotion accepting data loss was asked for while no failover was
+	// blocked; nothing changed.
+	EventPromoteRefused = "PromoteRefused"
 	// EventNameConflict and EventCredentialsLost are Warnings, recorded once when the condition
 	// of the same reason appears.
 	EventNameConflict    = ReasonNameConflict

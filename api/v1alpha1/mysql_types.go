@@ -264,6 +264,10 @@ type MySQLStatus struct {
 	// +optional
 	LastSwitchover *SwitchoverStatus `json:"lastSwitchover,omitempty"`
 
+	// LastFailover is the last time a replica took over from a primary that failed.
+	// +optional
+	LastFailover *FailoverStatus `json:"lastFailover,omitempty"`
+
 	// Members are the members of a MySQL of more than one, at most 5, as the operator last read
 	// them.
 	// +listType=map
@@ -310,6 +314,33 @@ const SwitchoverAnnotation = "apps.appkeeper.dev/switchover"
 
 // SwitchoverToAny asks for a switchover to whichever replica holds the most.
 const SwitchoverToAny = "any"
+
+// PromoteAnnotation on a MySQL cluster whose failover is blocked, because a replica that may hold
+// the last acknowledged write cannot be read, tells the operator to promote the replica that holds
+// the most of those it can read all the same: what only the unread replicas held is lost. Its value
+// is free, for the person to say why. The operator removes it as it takes it; it refuses it, with
+// a Warning Event, when no failover is blocked.
+const PromoteAnnotation = "apps.appkeeper.dev/promote-accepting-data-loss"
+
+// FailoverStatus is how a replica took over from a failed primary.
+type FailoverStatus struct {
+	// From is the primary that failed.
+	From string `json:"from"`
+	// To is the replica that took over.
+	To string `json:"to"`
+	// Reason says how the primary failed.
+	Reason string `json:"reason"`
+	// Detected is when the operator first found the primary failed.
+	Detected metav1.Time `json:"detected"`
+	// Writable is when the new primary was opened to writes.
+	Writable metav1.Time `json:"writable"`
+	// Duration is from Detected to Writable.
+	Duration metav1.Duration `json:"duration"`
+	// AcceptedDataLoss is true when a person asked for the promotion while a replica that may
+	// have held the last acknowledged write could not be read.
+	// +optional
+	AcceptedDataLoss bool `json:"acceptedDataLoss,omitempty"`
+}
 
 // Outcomes of a switchover.
 const (
@@ -493,6 +524,11 @@ func (m *MySQL) DataClaimNames() []string {
 		names[i] = fmt.Sprintf("data-%s-%d", m.ChildName(), i)
 	}
 	return names
+}
+
+// MemberHost is the in-cluster DNS name of a cluster member's pod, through the headless Service.
+func (m *MySQL) MemberHost(member string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", member, m.HeadlessServiceName(), m.Namespace)
 }
 
 // Host is the in-cluster DNS name of the client Service.

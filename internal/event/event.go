@@ -55,6 +55,12 @@ var (
 	SwitchedOver = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventSwitchedOver, Action: "Switchover"}
 	// SwitchoverRefused: a switchover was asked for and not done; nothing changed.
 	SwitchoverRefused = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventSwitchoverRefused, Action: "Switchover"}
+	// PromotedAcceptingDataLoss: a replica took over from a failed primary, as a person asked,
+	// while a replica that may hold the last acknowledged write could not be read.
+	PromotedAcceptingDataLoss = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventPromotedAcceptingDataLoss, Action: "Promote"}
+	// PromoteRefused: a promotion accepting data loss was asked for while no failover was
+	// blocked; nothing changed.
+	PromoteRefused = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventPromoteRefused, Action: "Promote"}
 	// Restored: a MySQL serves, or a WordPress's wp-content holds, the data restored from a backup.
 	Restored = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.ReasonRestored, Action: "Restore"}
 	// RestoreStuck: a WordPress's restore cannot go on until a person fixes its source.

@@ -59,7 +59,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use: "appkeeper",
 		// kubectl runs the plugin as `kubectl appkeeper`: usage lines say so.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl appkeeper"},
-		Short:       "Health, children, backups, restores, passwords and switchovers of appkeeper's applications",
+		Short:       "Health, children, backups, restores, passwords, switchovers and promotions of appkeeper's applications",
 		Long: `kubectl appkeeper reads and acts on appkeeper's applications (WebServer, Memcached, PodSet,
 MySQL, WordPress) with the kubeconfig, context and namespace kubectl would use.
 
@@ -78,6 +78,7 @@ Exit status: 0 when done, 1 when the work failed (an API error, a failed backup 
 		newRestoreCommand(env),
 		newPasswordCommand(env),
 		newSwitchoverCommand(env),
+		newPromoteCommand(env),
 	)
 	return cmd
 }

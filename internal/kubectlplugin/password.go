@@ -39,13 +39,9 @@ for a pipe; a warning that a secret is being printed goes to the standard error.
 }
 
 func (e *environment) password(ctx context.Context, r ref, user string) error {
-	c, ns, err := e.session()
+	c, m, err := e.getMySQL(ctx, r)
 	if err != nil {
 		return err
-	}
-	m := &appsv1alpha1.MySQL{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, m); err != nil {
-		return apiError(err, fmt.Sprintf("%s in namespace %s", r, ns))
 	}
 	key, account := appsv1alpha1.SecretKeyPassword, m.Spec.User
 	if user == "root" {
@@ -54,7 +50,7 @@ func (e *environment) password(ctx context.Context, r ref, user string) error {
 		return fmt.Errorf("%s has no spec.user, so no application user: use --user root", r)
 	}
 	secret := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: m.SecretName()}, secret); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.SecretName()}, secret); err != nil {
 		return apiError(err, fmt.Sprintf("secret/%s, the credentials of %s", m.SecretName(), r))
 	}
 	password, ok := secret.Data[key]

@@ -46,13 +46,9 @@ when the switchover was refused.`,
 }
 
 func (e *environment) switchover(ctx context.Context, r ref, to string, flags waitFlags) error {
-	c, ns, err := e.session()
+	c, m, err := e.getMySQL(ctx, r)
 	if err != nil {
 		return err
-	}
-	m := &appsv1alpha1.MySQL{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, m); err != nil {
-		return apiError(err, fmt.Sprintf("%s in namespace %s", r, ns))
 	}
 	if !m.Clustered() {
 		return fmt.Errorf("%s has one member: there is no replica to switch to", r)
@@ -63,13 +59,7 @@ func (e *environment) switchover(ctx context.Context, r ref, to string, flags wa
 	// The outcome is the first one that differs from the last before the request: the operator
 	// removes the annotation before it writes the outcome.
 	previous := m.Status.LastSwitchover.DeepCopy()
-	// No resourceVersion: the operator writes the status of a cluster as its members move.
-	patch := client.MergeFrom(m.DeepCopy())
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	m.Annotations[appsv1alpha1.SwitchoverAnnotation] = to
-	if err := c.Patch(ctx, m, patch); err != nil {
+	if err := ask(ctx, c, m, appsv1alpha1.SwitchoverAnnotation, to); err != nil {
 		return apiError(err, fmt.Sprintf("ask %s for a switchover", r))
 	}
 	fmt.Fprintf(e.streams.Out, "%s: switchover to %s asked for\n", r, to)
@@ -96,4 +86,28 @@ func switchoverStep(r ref, m *appsv1alpha1.MySQL, previous *appsv1alpha1.Switcho
 		return line, true, fmt.Errorf("%w: %s", errSwitchoverRefused, last.Message)
 	}
 	return line, true, nil
+}
+
+// getMySQL reads the MySQL r names, in the session's namespace.
+func (e *environment) getMySQL(ctx context.Context, r ref) (client.WithWatch, *appsv1alpha1.MySQL, error) {
+	c, ns, err := e.session()
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &appsv1alpha1.MySQL{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, m); err != nil {
+		return nil, nil, apiError(err, fmt.Sprintf("%s in namespace %s", r, ns))
+	}
+	return c, m, nil
+}
+
+// ask sets the annotation of a request to the operator on m. The patch holds no resourceVersion:
+// the operator writes the status of a cluster as its members move.
+func ask(ctx context.Context, c client.Client, m *appsv1alpha1.MySQL, annotation, value string) error {
+	patch := client.MergeFrom(m.DeepCopy())
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[annotation] = value
+	return c.Patch(ctx, m, patch)
 }

@@ -60,6 +60,10 @@ func (o Observation) WroteAfter(fork Position) bool {
 	return last.Server == o.ServerID && last.Seq > fork.Seq(Domain)
 }
 
+// CannotProveNoLossPrefix begins the message of a failover blocked by replicas that cannot be
+// read; the replicas follow it.
+const CannotProveNoLossPrefix = "no replica is promoted while a replica that may hold the last acknowledged write cannot be read: "
+
 // Successor chooses the replica to promote when the primary has failed. Semi-synchronous
 // replication in MariaDB waits for one acknowledgement, from any replica, so any replica may hold
 // the last acknowledged write: unless acceptDataLoss, every replica must be read, and the one that
@@ -80,8 +84,7 @@ func Successor(replicas []View, fork Position, acceptDataLoss bool) (View, error
 		}
 	}
 	if len(unread) > 0 && !acceptDataLoss {
-		return View{}, &Blocked{Reason: ReasonCannotProveNoLoss, Message: "no replica is promoted while a replica that may hold the last acknowledged write " +
-			"cannot be read: " + strings.Join(unread, ", ")}
+		return View{}, &Blocked{Reason: ReasonCannotProveNoLoss, Message: CannotProveNoLossPrefix + strings.Join(unread, ", ")}
 	}
 	if len(candidates) == 0 {
 		msg := "no replica can be promoted"

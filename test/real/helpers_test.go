@@ -205,6 +205,16 @@ func killMainProcess(t *testing.T, pod *corev1.Pod) {
 // pod's spec (the kubelet lists the containers' statuses by name).
 func signalMainProcess(t *testing.T, pod *corev1.Pod, sig syscall.Signal) {
 	t.Helper()
+	pid := mainProcess(t, pod)
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("kill -%d %d (pod %s): %v", sig, pid, pod.Name, err)
+	}
+	t.Logf("sent signal %d (%v) to pid %d, the main process of pod %s", sig, sig, pid, pod.Name)
+}
+
+// mainProcess is the host pid of the first process of the first container of pod's spec.
+func mainProcess(t *testing.T, pod *corev1.Pod) int {
+	t.Helper()
 	id := ""
 	for _, status := range pod.Status.ContainerStatuses {
 		if status.Name == pod.Spec.Containers[0].Name {
@@ -219,10 +229,7 @@ func signalMainProcess(t *testing.T, pod *corev1.Pod, sig syscall.Signal) {
 	if err != nil {
 		t.Fatalf("pod %s: %v", pod.Name, err)
 	}
-	if err := syscall.Kill(pid, sig); err != nil {
-		t.Fatalf("kill -%d %d (pod %s): %v", sig, pid, pod.Name, err)
-	}
-	t.Logf("sent signal %d (%v) to pid %d, the main process of pod %s", sig, sig, pid, pod.Name)
+	return pid
 }
 
 // containerInit finds the host pid of the process that is pid 1 in the container id: the process

@@ -14,7 +14,7 @@ import (
 // that stays before the highest goes, and nothing acknowledged is lost.
 func TestMySQLClusterGrowsFromOneServerAndShrinks(t *testing.T) {
 	c, _ := newLedger(t, "grow", 1)
-	w := c.startWriter(t)
+	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 200)
 	before := w.Stop()
 	c.issued = before.Issued
@@ -28,7 +28,7 @@ func TestMySQLClusterGrowsFromOneServerAndShrinks(t *testing.T) {
 	t.Logf("one server grew to 3 members, whole %s after the patch", time.Since(grown).Round(time.Second))
 	c.checkEveryMember(m, before)
 
-	w = c.startWriter(t)
+	w = c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	after := w.Stop()
 	c.issued = after.Issued
@@ -36,7 +36,7 @@ func TestMySQLClusterGrowsFromOneServerAndShrinks(t *testing.T) {
 
 	kubectlAppkeeper(t, "-n", c.ns, "switchover", "mysql/ledger", "--to", "ledger-2")
 	m = c.waitWhole(1)
-	w = c.startWriter(t)
+	w = c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	kubectl(t, "", "patch", "-n", c.ns, "mysql", "ledger", "--type", "merge", "-p", `{"spec":{"members":2}}`)
 	m = c.waitWhole(m.Status.Epoch)

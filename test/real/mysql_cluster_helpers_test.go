@@ -33,17 +33,21 @@ type clusterUnderTest struct {
 	results map[string][]ackwriter.Result
 }
 
-// startWriter starts a writer on four connections through the client Service, stopped when the
-// test ends if the test does not stop it first, so that the next one numbers its rows after it.
-func (c *clusterUnderTest) startWriter(t *testing.T) *ackwriter.Writer {
-	w := ackwriter.Start(context.Background(), c.dial, 4, c.issued)
+// writerConnections is how many connections a writer writes on, unless under heavy load.
+const writerConnections = 4
+
+// startWriter starts a writer on connections through the client Service, stopped when the test
+// ends if the test does not stop it first, so that the next one numbers its rows after it.
+func (c *clusterUnderTest) startWriter(t *testing.T, connections int) *ackwriter.Writer {
+	w := ackwriter.Start(context.Background(), c.dial, connections, c.issued)
 	t.Cleanup(func() { c.issued = max(c.issued, w.Stop().Issued) })
 	return w
 }
 
-// newLedger creates the MySQL ledger of members in a new namespace, waits until it is Available,
-// and opens its client Service with the writer's table in its database.
-func newLedger(t *testing.T, namespace string, members int) (*clusterUnderTest, time.Duration) {
+// newLedger creates the MySQL ledger of members, with more lines of spec if given, in a new
+// namespace, waits until it is Available, and opens its client Service with the writer's table in
+// its database.
+func newLedger(t *testing.T, namespace string, members int, spec ...string) (*clusterUnderTest, time.Duration) {
 	ns := newNamespace(t, namespace, restricted)
 	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
@@ -57,6 +61,9 @@ spec:
   user: clerk
   storage: {size: 1Gi}
 `, mariadbImage, members)
+	for _, line := range spec {
+		manifest += "  " + line + "\n"
+	}
 	created := time.Now()
 	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
 	took := waitAvailable(t, ns, "MySQL", "ledger", created)

@@ -31,11 +31,13 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 	t.Logf("a MySQL of 3 members Available %s after it was created, with %s as primary", took, m.Status.Primary)
 
 	faults := []struct {
-		name  string
-		fault func(t *testing.T, pod *corev1.Pod)
+		name        string
+		connections int
+		fault       func(t *testing.T, pod *corev1.Pod)
 	}{
-		{"mariadbd killed", killMainProcess},
-		{"pod force-deleted", func(t *testing.T, pod *corev1.Pod) {
+		{"mariadbd killed", writerConnections, killMainProcess},
+		{"mariadbd killed under heavy load", 48, killMainProcess},
+		{"pod force-deleted", writerConnections, func(t *testing.T, pod *corev1.Pod) {
 			if err := k8s.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil {
 				t.Fatal(err)
 			}
@@ -53,10 +55,11 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 		}},
 	}
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
+	t.Run("promoted accepting data loss while a replica hangs", c.promoteAcceptingDataLoss)
 	for trial := range clusterTrials() {
 		t.Run(fmt.Sprintf("switchover %d", trial+1), c.switchOver)
 		for _, f := range faults {
-			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.fault) })
+			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.connections, f.fault) })
 		}
 		t.Run(fmt.Sprintf("primary hung %d", trial+1), c.hungPrimary)
 		t.Run(fmt.Sprintf("config change %d", trial+1), c.rollConfig)
@@ -66,9 +69,9 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 
 // failOver runs fault on the primary while the writer writes, and checks that a replica took
 // over and that every member holds every acknowledged row.
-func (c *clusterUnderTest) failOver(t *testing.T, name string, fault func(*testing.T, *corev1.Pod)) {
+func (c *clusterUnderTest) failOver(t *testing.T, name string, connections int, fault func(*testing.T, *corev1.Pod)) {
 	c.t = t
-	w := c.startWriter(t)
+	w := c.startWriter(t, connections)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	fault(t, getPod(t, c.ns, before.Status.Primary))
@@ -98,7 +101,7 @@ func (c *clusterUnderTest) failOver(t *testing.T, name string, fault func(*testi
 // while the writer writes, and refuses a switchover to a member that does not exist.
 func (c *clusterUnderTest) switchOver(t *testing.T) {
 	c.t = t
-	w := c.startWriter(t)
+	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	out := kubectlAppkeeper(t, "-n", c.ns, "switchover", "mysql/ledger")
@@ -131,32 +134,14 @@ func (c *clusterUnderTest) switchOver(t *testing.T) {
 // the cluster is whole, and nothing acknowledged is lost.
 func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 	c.t = t
-	w := c.startWriter(t)
+	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	before := c.get()
-	var replica *corev1.Pod
-	for _, member := range before.Status.Members {
-		if member.Role == appsv1alpha1.RoleReplica {
-			replica = getPod(t, c.ns, member.Name)
-			break
-		}
-	}
+	replica := getPod(t, c.ns, firstReplica(before))
 	resume := freeze(t, replica)
 	defer resume()
 	killMainProcess(t, getPod(t, c.ns, before.Status.Primary))
-	await.Eventually(t, time.Minute, func(context.Context) error {
-		m := c.get()
-		for _, cond := range m.Status.Conditions {
-			if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonFailoverBlocked {
-				if m.Status.Epoch != before.Status.Epoch {
-					t.Fatalf("a replica was promoted (epoch %d, primary %s) while %s could not be read", m.Status.Epoch, m.Status.Primary, replica.Name)
-				}
-				t.Logf("Degraded %s: %s", cond.Reason, cond.Message)
-				return nil
-			}
-		}
-		return fmt.Errorf("not blocked yet: primary %s, epoch %d", m.Status.Primary, m.Status.Epoch)
-	})
+	c.waitBlocked(before, replica.Name)
 	resume()
 	c.waitWhole(before.Status.Epoch - 1)
 	c.waitForAcks(w, 100)
@@ -169,6 +154,69 @@ func (c *clusterUnderTest) blockedFailover(t *testing.T) {
 	c.record("failover blocked, then done", r)
 }
 
+// waitBlocked waits until the failover from the primary of before is blocked by the replica
+// that cannot be read, and fails the test if a replica is promoted all the same.
+func (c *clusterUnderTest) waitBlocked(before *appsv1alpha1.MySQL, replica string) {
+	c.t.Helper()
+	await.Eventually(c.t, time.Minute, func(context.Context) error {
+		m := c.get()
+		for _, cond := range m.Status.Conditions {
+			if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonFailoverBlocked {
+				if m.Status.Epoch != before.Status.Epoch {
+					c.t.Fatalf("a replica was promoted (epoch %d, primary %s) while %s could not be read", m.Status.Epoch, m.Status.Primary, replica)
+				}
+				c.t.Logf("Degraded %s: %s", cond.Reason, cond.Message)
+				return nil
+			}
+		}
+		return fmt.Errorf("not blocked yet: primary %s, epoch %d", m.Status.Primary, m.Status.Epoch)
+	})
+}
+
+// promoteAcceptingDataLoss hangs a replica, waits until the other acknowledged writes alone, then
+// kills the primary: the failover is blocked until a person promotes with the kubectl plugin,
+// accepting the loss of what only the hung replica held. Since the other replica acknowledged
+// writes after the hang began, it received every earlier one too: nothing is lost here, and the
+// hung replica comes back as a replica once it answers.
+func (c *clusterUnderTest) promoteAcceptingDataLoss(t *testing.T) {
+	c.t = t
+	w := c.startWriter(t, writerConnections)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	replica := getPod(t, c.ns, firstReplica(before))
+	resume := freeze(t, replica)
+	defer resume()
+	c.waitForAcks(w, 100)
+	killMainProcess(t, getPod(t, c.ns, before.Status.Primary))
+	c.waitBlocked(before, replica.Name)
+	out := kubectlAppkeeper(t, "-n", c.ns, "promote", "mysql/ledger", "--accept-data-loss", "--reason", "the test hung "+replica.Name)
+	m := c.get()
+	last := m.Status.LastFailover
+	if m.Status.Epoch == before.Status.Epoch || last == nil || !last.AcceptedDataLoss || last.To != m.Status.Primary || last.To == replica.Name {
+		t.Fatalf("epoch %d, primary %s, status.lastFailover %+v after a promotion accepting data loss; the plugin said:\n%s",
+			m.Status.Epoch, m.Status.Primary, last, out)
+	}
+	t.Logf("the plugin said:\n%s", out)
+	c.waitForAcks(w, 100)
+	resume()
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch)
+	t.Logf("%s took over, as asked; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+	c.record("promoted accepting data loss", r)
+}
+
+func firstReplica(m *appsv1alpha1.MySQL) string {
+	for _, member := range m.Status.Members {
+		if member.Role == appsv1alpha1.RoleReplica {
+			return member.Name
+		}
+	}
+	return ""
+}
+
 // hang is how long hungPrimary freezes the primary: longer than a failover takes, shorter than
 // the kubelet's liveness probe takes to restart the server.
 const hang = 20 * time.Second
@@ -179,7 +227,7 @@ const hang = 20 * time.Second
 // rebuilt from a copy when it holds writes the new primary never had.
 func (c *clusterUnderTest) hungPrimary(t *testing.T) {
 	c.t = t
-	w := c.startWriter(t)
+	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	old := getPod(t, c.ns, before.Status.Primary)
@@ -230,7 +278,7 @@ func freeze(t *testing.T, pod *corev1.Pod) (resume func()) {
 // nothing acknowledged lost; every member then runs the new config.
 func (c *clusterUnderTest) rollConfig(t *testing.T) {
 	c.t = t
-	w := c.startWriter(t)
+	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	connections := 200 + before.Status.Epoch

@@ -9,6 +9,8 @@ import (
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -82,13 +84,14 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	case primary == "":
 		err = r.choosePrimary(ctx, p, proc, members, state)
 	case !found || view.Err != nil:
+		detected := time.Now()
 		// One more read after a short pause, so that one lost packet is no failover.
 		time.Sleep(probeInterval / 2)
 		if again := observe(); slices.ContainsFunc(again, func(v replication.View) bool { return v.Name == primary && v.Err == nil }) {
 			state.views = again
 			break
 		}
-		err = r.failOver(ctx, p, proc, members, state, "it stopped answering")
+		err = r.failOver(ctx, p, proc, members, state, "it stopped answering", detected)
 	case view.Observation.ReadOnly:
 		reopened = true
 		err = r.reopenOrFailOver(ctx, p, proc, members, state)
@@ -97,6 +100,9 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 		return probeInterval, err
 	}
 	if err := r.handleSwitchover(ctx, p, proc, members, state); err != nil {
+		return probeInterval, err
+	}
+	if err := r.refusePromote(ctx, p, state); err != nil {
 		return probeInterval, err
 	}
 	if err := r.removeMembers(ctx, p, proc, members, state, seen.sts); err != nil {
@@ -192,7 +198,7 @@ func (r *Reconciler) reopenOrFailOver(ctx context.Context, p *pass.Pass[*appsv1a
 	held := primary.Observation.Held()
 	for _, v := range state.views {
 		if v.Name != primary.Name && (v.Err != nil || !held.Covers(v.Observation.Held())) {
-			return r.failOver(ctx, p, proc, members, state, "it restarted behind its replicas")
+			return r.failOver(ctx, p, proc, members, state, "it restarted behind its replicas", time.Now())
 		}
 	}
 	member := replication.Named(members, primary.Name)
@@ -205,9 +211,11 @@ func (r *Reconciler) reopenOrFailOver(ctx context.Context, p *pass.Pass[*appsv1a
 	return nil
 }
 
-// failOver promotes a replica in place of the recorded primary, or says why it cannot.
+// failOver promotes a replica in place of the recorded primary, or says why it cannot. A failover
+// blocked because a replica that may hold the last acknowledged write cannot be read goes ahead
+// only when a person asked for it, accepting the loss.
 func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
-	members []replication.Member, state *clusterState, why string) error {
+	members []replication.Member, state *clusterState, why string, detected time.Time) error {
 	m := p.Instance
 	old := m.Status.Primary
 	var replicas []replication.Member
@@ -216,9 +224,23 @@ func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 			replicas = append(replicas, member)
 		}
 	}
-	began := time.Now()
+	if degraded := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); degraded != nil &&
+		degraded.Status == metav1.ConditionTrue && degraded.Reason == appsv1alpha1.ReasonFailoverBlocked {
+		detected = degraded.LastTransitionTime.Time
+	}
 	successor, _, err := proc.Failover(ctx, replication.Named(members, old), replicas, false)
+	accepted := false
 	var blocked *replication.Blocked
+	if errors.As(err, &blocked) {
+		asked, takeErr := r.takeRequest(ctx, p, appsv1alpha1.PromoteAnnotation)
+		if takeErr != nil {
+			return takeErr
+		}
+		if asked {
+			accepted = true
+			successor, err = r.promoteAcceptingDataLoss(ctx, p, proc, replication.Named(members, old), replicas, blocked)
+		}
+	}
 	if errors.As(err, &blocked) {
 		state.problemReason = appsv1alpha1.ReasonFailoverBlocked
 		state.problem = fmt.Sprintf("the primary %s failed (%s) and no replica is promoted: %s", old, why, blocked.Message)
@@ -227,8 +249,11 @@ func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 	if err != nil {
 		return fmt.Errorf("fail over from %s: %w", old, err)
 	}
-	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which %s, in %s", successor, old, why, time.Since(began).Round(time.Millisecond))
-	log.FromContext(ctx).Info("failed over", "from", old, "to", successor, "reason", why)
+	writable := time.Now()
+	m.Status.LastFailover = &appsv1alpha1.FailoverStatus{From: old, To: successor, Reason: why, AcceptedDataLoss: accepted,
+		Detected: metav1.NewTime(detected), Writable: metav1.NewTime(writable), Duration: metav1.Duration{Duration: writable.Sub(detected).Round(time.Millisecond)}}
+	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which %s, %s after it was found failed", successor, old, why, writable.Sub(detected).Round(time.Millisecond))
+	log.FromContext(ctx).Info("failed over", "from", old, "to", successor, "reason", why, "acceptedDataLoss", accepted)
 	return nil
 }
 

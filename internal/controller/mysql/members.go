@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"database/sql"
-	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -40,7 +39,7 @@ type memberPool struct {
 // yields a member that cannot be read.
 func (p *memberPools) member(m *appsv1alpha1.MySQL, pod *corev1.Pod, password string) replication.Member {
 	source := replication.Source{
-		Host: fmt.Sprintf("%s.%s.%s.svc", pod.Name, m.HeadlessServiceName(), m.Namespace),
+		Host: m.MemberHost(pod.Name),
 		Port: appsv1alpha1.MySQLPort, User: resources.ClusterUser, Password: password,
 	}
 	member := replication.Member{Name: pod.Name, Source: source}

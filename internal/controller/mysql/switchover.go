@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -29,16 +28,10 @@ const maxSwitchoverLag = 1
 func (r *Reconciler) handleSwitchover(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, state *clusterState) error {
 	m := p.Instance
-	requested, asked := m.Annotations[appsv1alpha1.SwitchoverAnnotation]
-	if !asked {
-		return nil
+	requested := m.Annotations[appsv1alpha1.SwitchoverAnnotation]
+	if asked, err := r.takeRequest(ctx, p, appsv1alpha1.SwitchoverAnnotation); err != nil || !asked {
+		return err
 	}
-	patch := client.MergeFromWithOptions(m.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(m.Annotations, appsv1alpha1.SwitchoverAnnotation)
-	if err := r.Client.Patch(ctx, m, patch, client.FieldOwner(r.Client.FieldOwner)); err != nil {
-		return fmt.Errorf("take the switchover request of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-	}
-	p.Original = m.DeepCopy()
 	outcome := appsv1alpha1.SwitchoverStatus{Requested: requested, From: m.Status.Primary, To: m.Status.Primary,
 		Result: appsv1alpha1.SwitchoverRefused, Time: metav1.Now()}
 	to, refusal := switchoverTarget(m, requested, state)
