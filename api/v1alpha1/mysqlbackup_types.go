@@ -107,6 +107,12 @@ type MySQLBackupStatus struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
+	// Member is the member of a MySQL cluster the dump read: a replica in step with its primary
+	// when there is one, so that the primary's clients do not share it with the dump; empty when
+	// the dump read the primary through the client Service.
+	// +optional
+	Member string `json:"member,omitempty"`
+
 	// StartTime is when the backup Job started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

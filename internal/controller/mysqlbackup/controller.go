@@ -32,6 +32,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
+	resources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 	"github.com/appkeeper/appkeeper/internal/statuspatch"
 )
 
@@ -128,11 +129,13 @@ func (r *Reconciler) start(ctx context.Context, b *appsv1alpha1.MySQLBackup, m *
 			keys = append(keys, p.Status.Location.Key)
 		}
 	}
-	job := DumpJobFor(b, m, loc, keys, r.BackupImage)
+	member := resources.SourceMember(m)
+	job := DumpJobFor(b, m, member, loc, keys, r.BackupImage)
 	if err := apply.Ensure(ctx, r.Client, b, b.JobName(), &batchv1.Job{}, job, batchv1ac.ExtractJob); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("backup started", "mysql", m.Name, "storage", loc.Storage.Describe(), "key", loc.Key, "prune", keys)
+	log.FromContext(ctx).Info("backup started", "mysql", m.Name, "member", member, "storage", loc.Storage.Describe(), "key", loc.Key, "prune", keys)
+	b.Status.Member = member
 	b.Status.Phase = appsv1alpha1.BackupRunning
 	b.Status.StartTime = ptr.To(metav1.Now())
 	b.Status.Location = &loc

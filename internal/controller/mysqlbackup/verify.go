@@ -108,9 +108,9 @@ func ServerImage(m *appsv1alpha1.MySQL) string {
 	return m.Spec.Image
 }
 
-// DumpJobFor is the dump Job of b.
-func DumpJobFor(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha1.BackupLocation, prune []string, toolsImage string) *batchv1ac.JobApplyConfiguration {
-	return resources.DumpJob(b, m, loc, prune, toolsImage, ServerImage(m))
+// DumpJobFor is the dump Job of b, reading member (empty for the client Service).
+func DumpJobFor(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, loc appsv1alpha1.BackupLocation, prune []string, toolsImage string) *batchv1ac.JobApplyConfiguration {
+	return resources.DumpJob(b, m, member, loc, prune, toolsImage, ServerImage(m))
 }
 
 // JobPodSelector selects the pods of b's Jobs.

@@ -54,13 +54,38 @@ func JobLabels(b *appsv1alpha1.MySQLBackup) map[string]string {
 	}, appsv1alpha1.ManagedByValue)
 }
 
+// maxSourceLagSeconds is how far behind its primary a replica may apply and still be dumped.
+const maxSourceLagSeconds = 5
+
+// SourceMember is the member of a MySQL cluster to dump: the replica in step with the primary
+// that comes last by ordinal, the one a shrink removes first; empty, for the primary through the
+// client Service, when no replica is in step or the MySQL is one server.
+func SourceMember(m *appsv1alpha1.MySQL) string {
+	if !m.Clustered() {
+		return ""
+	}
+	source := ""
+	for _, member := range m.Status.Members {
+		if member.Role == appsv1alpha1.RoleReplica && member.Message == "" && member.LagSeconds != nil &&
+			*member.LagSeconds <= maxSourceLagSeconds && member.Name > source {
+			source = member.Name
+		}
+	}
+	return source
+}
+
 // DumpJob dumps m with the server's own mysqldump, from serverImage, into loc, then deletes the
-// keys in prune. The dump connects as the backup account; every secret comes by secretKeyRef.
-func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha1.BackupLocation, prune []string, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
+// keys in prune. The dump reads member when one is named, else the primary through the client
+// Service, and connects as the backup account; every secret comes by secretKeyRef.
+func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, loc appsv1alpha1.BackupLocation, prune []string, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
 	access := Access(loc)
 	args := append([]string{toolsPath + "/appkeeper", "backup", backup.CommandDump}, access.Args...)
+	host := m.Host()
+	if member != "" {
+		host = m.MemberHost(member)
+	}
 	args = append(args,
-		"--"+backup.FlagHost+"="+m.Host(),
+		"--"+backup.FlagHost+"="+host,
 		"--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort),
 		"--"+backup.FlagUser+"="+backup.AccountUser)
 	args = append(args, backup.PruneArgs(prune)...)
