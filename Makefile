@@ -109,10 +109,11 @@ bench: build controlplane test-deps ## Benchmarks on the local cluster, and of t
 # the pause in acknowledged writes; a lost write fails it.
 CLUSTER_TRIALS ?= 20
 .PHONY: bench-clusters
-bench-clusters: build controlplane node-deps node images ## MySQL cluster faults on the real node (root), CLUSTER_TRIALS (20) of each, into test/bench/results/clusters-latest.md; sysbench's TPS of 1 and 3 members into clusters-sysbench-latest.md.
+bench-clusters: build controlplane node-deps node images ## MySQL cluster faults on the real node (root), CLUSTER_TRIALS (20) of each, into test/bench/results/clusters-latest.md; sysbench's TPS of 1 and 3 members into clusters-sysbench-latest.md; the operator's cost for 1 and 10 idle clusters into clusters-cost-latest.md.
 	bash hack/apt-deps.sh sysbench
 	APPKEEPER_CLUSTER_TRIALS=$(CLUSTER_TRIALS) APPKEEPER_CLUSTER_REPORT=$(CURDIR)/test/bench/results/clusters-latest.md \
 		APPKEEPER_SYSBENCH_REPORT=$(CURDIR)/test/bench/results/clusters-sysbench-latest.md \
+		APPKEEPER_CLUSTER_COST_REPORT=$(CURDIR)/test/bench/results/clusters-cost-latest.md \
 		go test -count=1 -p 1 -tags real -timeout 90m -v -run 'TestMySQLCluster' ./test/real/...
 
 ##@ Build

@@ -112,6 +112,7 @@ func dumpCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result,
 		return nil
 	})
 	fs.IntVar(&o.CompressLevel, flagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	fs.StringVar(&o.CatchUpHost, FlagCatchUpHost, "", "primary whose every transaction --host, a replica, applies before the dump (same port and account)")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err

@@ -100,6 +100,7 @@ const (
 	flagCompressLevel  = "compress-level"
 	FlagDir            = "dir"
 	FlagUnlessNonEmpty = "unless-nonempty"
+	FlagCatchUpHost    = "catch-up-host"
 )
 
 // Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key

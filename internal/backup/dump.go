@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -21,6 +23,12 @@ type DumpOptions struct {
 	CompressLevel int
 	// Prune are the keys of backups to delete once this one is complete.
 	Prune []string
+	// CatchUpHost, when set, is the host, or host:port, of the primary of the replica Connection reaches: the replica applies
+	// every transaction the primary holds when the dump starts before its snapshot is taken, so
+	// that the backup holds every write acknowledged before it, as a dump of the primary would.
+	CatchUpHost string
+	// CatchUpTimeout bounds that wait; zero means the default.
+	CatchUpTimeout time.Duration
 	// DumpCommand replaces the mysqldump found on the PATH.
 	DumpCommand string
 	// LockTimeout bounds the wait for the global read lock; DumpStartTimeout the wait for
@@ -36,6 +44,8 @@ const (
 	defaultDumpStartTimeout = time.Minute
 	// defaultLongStatement tells an application's statements from a report's or a batch's.
 	defaultLongStatement = 10 * time.Second
+	// defaultCatchUpTimeout is how long a replica may take to apply what its primary holds.
+	defaultCatchUpTimeout = 5 * time.Minute
 )
 
 // Dump backs up every user database of the server into the target, in one consistent
@@ -62,6 +72,9 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		return res, err
 	}
 	defer db.Close()
+	if err := o.catchUp(ctx, db); err != nil {
+		return res, err
+	}
 	var m *manifest
 	err = replaceBackup(ctx, store, sqlObjects(o.Target.Key), func() (err error) {
 		m, err = o.dump(ctx, store, tool, db)
@@ -94,6 +107,43 @@ func (o *DumpOptions) validate() error {
 	}
 	if o.DumpStartTimeout == 0 {
 		o.DumpStartTimeout = defaultDumpStartTimeout
+	}
+	if o.CatchUpTimeout == 0 {
+		o.CatchUpTimeout = defaultCatchUpTimeout
+	}
+	return nil
+}
+
+// catchUp waits until the replica db applied every transaction its primary, at o.CatchUpHost,
+// holds now, when there is one.
+func (o *DumpOptions) catchUp(ctx context.Context, replica *sql.DB) error {
+	if o.CatchUpHost == "" {
+		return nil
+	}
+	source := o.Connection
+	source.Host = o.CatchUpHost
+	if host, port, err := net.SplitHostPort(o.CatchUpHost); err == nil {
+		source.Host = host
+		if source.Port, err = strconv.Atoi(port); err != nil {
+			return usageError{fmt.Errorf("--%s %s: the port is not a number", FlagCatchUpHost, o.CatchUpHost)}
+		}
+	}
+	primary, err := source.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer primary.Close()
+	var position string
+	if err := primary.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&position); err != nil {
+		return source.describe(err)
+	}
+	var result sql.NullInt64
+	if err := replica.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, ?)", position, o.CatchUpTimeout.Seconds()).Scan(&result); err != nil {
+		return o.Connection.describe(err)
+	}
+	if !result.Valid || result.Int64 != 0 {
+		return fmt.Errorf("the replica %s did not apply the transactions of its primary %s (up to %s) within %s: the backup gives up rather than miss them",
+			o.Connection.Host, o.CatchUpHost, position, o.CatchUpTimeout)
 	}
 	return nil
 }

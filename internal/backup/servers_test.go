@@ -35,12 +35,10 @@ type mariadb struct {
 	root *sql.DB
 }
 
-func startMariaDB(t *testing.T) *mariadb {
+func startMariaDB(t *testing.T, args ...string) *mariadb {
 	t.Helper()
-	testservers.RequireTool(t, testservers.MariaDBServer)
-	testservers.RequireTool(t, testservers.MariaDBInstall)
 	server, err := testservers.StartMariaDB(context.Background(), testservers.MariaDBOptions{
-		Dir: t.TempDir(), Template: template.DirFor(t), RootPassword: rootPassword,
+		Dir: t.TempDir(), Template: template.DirFor(t), RootPassword: rootPassword, Args: args,
 	})
 	if err != nil {
 		t.Fatal(err)

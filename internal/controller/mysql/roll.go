@@ -27,21 +27,20 @@ import (
 func (r *Reconciler) rollMembers(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, state *clusterState, sts *appsv1.StatefulSet, pods []corev1.Pod) error {
 	m := p.Instance
-	if sts == nil || sts.Status.UpdateRevision == "" || sts.Status.ObservedGeneration < sts.Generation {
+	if sts == nil || sts.Status.UpdateRevision == "" || sts.Status.ObservedGeneration < sts.Generation ||
+		sts.Spec.Replicas == nil || int32(len(pods)) < *sts.Spec.Replicas {
 		return nil
 	}
 	var outdated []*corev1.Pod
 	for i := range pods {
 		pod := &pods[i]
-		revision := pod.Labels[appsv1.ControllerRevisionHashLabelKey]
 		switch {
-		case !pod.DeletionTimestamp.IsZero():
+		case !pod.DeletionTimestamp.IsZero() || !conditions.PodReady(pod):
+			// A member is going, starting, or cannot start (a wedged one is replaced apart from
+			// the roll): the roll waits until every member serves.
 			return nil
-		case revision != "" && revision != sts.Status.UpdateRevision:
+		case pod.Labels[appsv1.ControllerRevisionHashLabelKey] != "" && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision:
 			outdated = append(outdated, pod)
-		case !conditions.PodReady(pod):
-			// A member of the new revision is still starting.
-			return nil
 		}
 	}
 	if len(outdated) == 0 || !primaryOpen(m, state.views) || state.problem != "" {

@@ -83,6 +83,7 @@ func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, 
 	host := m.Host()
 	if member != "" {
 		host = m.MemberHost(member)
+		args = append(args, "--"+backup.FlagCatchUpHost+"="+m.Host())
 	}
 	args = append(args,
 		"--"+backup.FlagHost+"="+host,

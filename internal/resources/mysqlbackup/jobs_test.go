@@ -39,15 +39,18 @@ func TestABackupReadsAReplicaInStepWhenThereIsOne(t *testing.T) {
 			if member != c.want {
 				t.Fatalf("source member %q, want %q", member, c.want)
 			}
-			host := "--" + backup.FlagHost + "=db.shop.svc"
+			want := []string{"--" + backup.FlagHost + "=db.shop.svc"}
 			if member != "" {
-				host = "--" + backup.FlagHost + "=" + member + ".db-headless.shop.svc"
+				want = []string{"--" + backup.FlagHost + "=" + member + ".db-headless.shop.svc", "--" + backup.FlagCatchUpHost + "=db.shop.svc"}
 			}
 			loc := appsv1alpha1.BackupLocation{Key: "k"}
 			loc.Storage.Volume = &appsv1alpha1.VolumeStorage{ClaimName: "backups"}
 			job := DumpJob(&appsv1alpha1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b"}}, c.m, member, loc, nil, "tools", "server")
-			if command := job.Spec.Template.Spec.Containers[0].Command; !slices.Contains(command, host) {
-				t.Errorf("dump command %v lacks %s", command, host)
+			command := job.Spec.Template.Spec.Containers[0].Command
+			for _, arg := range want {
+				if !slices.Contains(command, arg) {
+					t.Errorf("dump command %v lacks %s", command, arg)
+				}
 			}
 		})
 	}
