@@ -87,6 +87,12 @@ const (
 	// ReasonErrantMember: a cluster member holds writes the primary never had, and is left out of
 	// replication.
 	ReasonErrantMember = "ErrantMember"
+	// ReasonUnprotected: a cluster's primary, with durability Preferred, commits without waiting
+	// for a replica, since none acknowledged within ackTimeout: a failover may lose those writes.
+	ReasonUnprotected = "Unprotected"
+	// ReasonWritesWaiting: a cluster's primary, with durability Required, has no replica that
+	// acknowledges: every commit waits until one does.
+	ReasonWritesWaiting = "WritesWaiting"
 )
 
 // Labels put on every child so that each instance has a selector of its own and the operator's

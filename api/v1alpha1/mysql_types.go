@@ -394,6 +394,14 @@ type MySQLMemberStatus struct {
 	// replication error.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// AcknowledgingReplicas is, on the primary, how many replicas are connected that acknowledge
+	// its commits.
+	// +optional
+	AcknowledgingReplicas *int32 `json:"acknowledgingReplicas,omitempty"`
+	// CommitsAlone is true on a primary that returns commits without waiting for a replica: with
+	// durability Preferred, once none acknowledged within ackTimeout, until one catches up.
+	// +optional
+	CommitsAlone bool `json:"commitsAlone,omitempty"`
 }
 
 // MySQL runs a MySQL server on a persistent volume.

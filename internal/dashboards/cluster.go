@@ -30,5 +30,12 @@ func clusterPanels(d *dashboard.DashboardBuilder, k kindInfo) {
 			"How far each replica applies behind its primary. Past 30 s for 5 minutes the AppkeeperMySQLReplicaLagging alert fires: a failover to that replica would wait for it to catch up, and reads through the read Service are that stale. No line: the member does not replicate.",
 			unitSeconds, query(perMember(series("appkeeper_mysql_member_lag_seconds", scope)), memberLegend)).
 			Thresholds(thresholds(green, threshold{30, red})).
-			Span(24))
+			Span(24)).
+		WithPanel(stateTimeline("Primary waiting for replicas",
+			"Whether each cluster's primary waits for a replica to hold a commit before it returns it: green while a replica acknowledges; red while none does and every write waits (durability Required: the AppkeeperMySQLWritesWaiting alert); orange while the primary commits alone (durability Preferred past its ackTimeout: the AppkeeperMySQLUnprotected alert), when a failover loses writes. No band: no member takes writes.",
+			query(perInstance("clamp_max(2 * "+series("appkeeper_mysql_commits_alone", scope)+
+				" + ("+series("appkeeper_mysql_acknowledging_replicas", scope)+" == bool 0), 2)"), instanceLegend),
+			valueName{"0", "Protected", green},
+			valueName{"1", "Writes wait", red},
+			valueName{"2", "Commits alone", orange}))
 }

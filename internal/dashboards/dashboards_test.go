@@ -131,6 +131,8 @@ var metricsAllowed = []string{
 	"appkeeper_volume_claim_info",
 	"appkeeper_mysql_member_role",
 	"appkeeper_mysql_member_lag_seconds",
+	"appkeeper_mysql_acknowledging_replicas",
+	"appkeeper_mysql_commits_alone",
 	"appkeeper_mysql_primary_epoch",
 	"controller_runtime_reconcile_total",
 	"controller_runtime_reconcile_errors_total",

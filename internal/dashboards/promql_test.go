@@ -99,6 +99,8 @@ func scenario() []map[string]string {
 		{"appkeeper_mysql_member_role", shopLedger + `, member="ledger-2", role="replica"`, "1x130"},
 		{"appkeeper_mysql_member_lag_seconds", shopLedger + `, member="ledger-1"`, "0x59 stale"},
 		{"appkeeper_mysql_member_lag_seconds", shopLedger + `, member="ledger-2"`, "7x130"},
+		{"appkeeper_mysql_acknowledging_replicas", shopLedger, "1x59 0x70"},
+		{"appkeeper_mysql_commits_alone", shopLedger, "0x130"},
 	} {
 		in = append(in, instanceSeries(s[0], s[1], s[2])...)
 	}
@@ -141,6 +143,7 @@ var panelWants = []struct {
 	{"appkeeper-mysql", "Member roles", "A", []sample{
 		{`{` + shopLedger + `, member="ledger-0"}`, 0}, {`{` + shopLedger + `, member="ledger-1"}`, 2}, {`{` + shopLedger + `, member="ledger-2"}`, 1}}},
 	{"appkeeper-mysql", "Replica lag", "A", []sample{{`{` + shopLedger + `, member="ledger-2"}`, 7}}},
+	{"appkeeper-mysql", "Primary waiting for replicas", "A", []sample{{`{` + shopLedger + `}`, 1}}},
 	{"appkeeper-mysql", "Volume usage", "A", []sample{{`{` + shopDB + `, persistentvolumeclaim="data-db-0"}`, 0.8}}},
 	{"appkeeper-mysql", "Volume used and capacity", "B", []sample{{`{` + shopDB + `, persistentvolumeclaim="data-db-0"}`, 10000}}},
 }

@@ -48,6 +48,10 @@ var (
 	memberLagDesc = resourceDesc("appkeeper_mysql_member_lag_seconds",
 		"How far a replica of a MySQL cluster applies behind its primary, in seconds, as the operator last read it; absent for a member that does not replicate or whose server does not know its lag.",
 		"member")
+	acknowledgingDesc = resourceDesc("appkeeper_mysql_acknowledging_replicas",
+		"How many replicas of a MySQL cluster acknowledge its primary's commits, as the operator last read the primary; absent while no member takes writes.")
+	commitsAloneDesc = resourceDesc("appkeeper_mysql_commits_alone",
+		"1 while a MySQL cluster's primary returns commits without waiting for a replica (durability Preferred, none acknowledged within ackTimeout): a failover then can lose writes; 0 while it waits for one; absent while no member takes writes.")
 	primaryEpochDesc = resourceDesc("appkeeper_mysql_primary_epoch",
 		"Members of a MySQL cluster made primary since the cluster began, the first included: each step up is a failover or a switchover.")
 )
@@ -57,5 +61,5 @@ var descs = []*prometheus.Desc{
 	conditionDesc, conditionTransitionDesc, replicasDesiredDesc, replicasReadyDesc, rollbacksDesc,
 	backupLastSuccessDesc, backupLastDurationDesc, backupLastSizeDesc, backupLastVerifiedDesc,
 	backupVerificationFailedDesc, backupFailuresDesc, backupScheduleIntervalDesc, volumeClaimDesc,
-	memberRoleDesc, memberLagDesc, primaryEpochDesc,
+	memberRoleDesc, memberLagDesc, acknowledgingDesc, commitsAloneDesc, primaryEpochDesc,
 }

@@ -44,6 +44,14 @@ func (e emitter) emitMembers(in *instance, pairs resourcePairs) {
 		if m.LagSeconds != nil {
 			e.gauge(memberLagDesc, float64(*m.LagSeconds), pairs.withMember(member, nil))
 		}
+		if m.Role == appsv1alpha1.RolePrimary && m.AcknowledgingReplicas != nil {
+			e.gauge(acknowledgingDesc, float64(*m.AcknowledgingReplicas), pairs)
+			alone := 0.0
+			if m.CommitsAlone {
+				alone = 1
+			}
+			e.gauge(commitsAloneDesc, alone, pairs)
+		}
 	}
 	if in.epoch > 0 {
 		e.gauge(primaryEpochDesc, float64(in.epoch), pairs)

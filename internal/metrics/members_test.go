@@ -25,7 +25,7 @@ func ledger() appsv1alpha1.MySQL {
 	return cluster("ledger", 3, appsv1alpha1.MySQLStatus{ReadyReplicas: 2, Primary: "ledger-1", Epoch: 2,
 		Members: []appsv1alpha1.MySQLMemberStatus{
 			{Name: "ledger-0", Role: appsv1alpha1.RoleReplica, Position: "0-101-2040", LagSeconds: ptr.To[int64](12)},
-			{Name: "ledger-1", Role: appsv1alpha1.RolePrimary, Position: "0-102-2043"},
+			{Name: "ledger-1", Role: appsv1alpha1.RolePrimary, Position: "0-102-2043", AcknowledgingReplicas: ptr.To[int32](1), CommitsAlone: true},
 			{Name: "ledger-2", Role: appsv1alpha1.RoleUnknown, Message: "its pod has not started"},
 		}})
 }
@@ -64,7 +64,8 @@ func samples(text string) []string {
 	return out
 }
 
-// A cluster's members, their lag and its epoch come from its status; a single server and a
+// A cluster's members, their lag, its epoch and whether its primary waits for a replica come
+// from its status; a single server and a
 // cluster whose members were not read yet have none of them.
 func TestClusterMembersAreReported(t *testing.T) {
 	var snap snapshot
@@ -74,8 +75,10 @@ func TestClusterMembersAreReported(t *testing.T) {
 		cluster("single", 0, appsv1alpha1.MySQLStatus{ReadyReplicas: 1}),
 	}
 	got := samples(exposition(t, snap, "appkeeper_mysql_member_role", "appkeeper_mysql_member_lag_seconds",
-		"appkeeper_mysql_primary_epoch", "appkeeper_resource_replicas_desired"))
+		"appkeeper_mysql_primary_epoch", "appkeeper_resource_replicas_desired", "appkeeper_mysql_acknowledging_replicas", "appkeeper_mysql_commits_alone"))
 	want := []string{
+		`appkeeper_mysql_acknowledging_replicas{kind="MySQL",name="ledger",namespace="shop"} 1`,
+		`appkeeper_mysql_commits_alone{kind="MySQL",name="ledger",namespace="shop"} 1`,
 		`appkeeper_mysql_member_lag_seconds{kind="MySQL",member="ledger-0",name="ledger",namespace="shop"} 12`,
 		`appkeeper_mysql_member_role{kind="MySQL",member="ledger-0",name="ledger",namespace="shop",role="replica"} 1`,
 		`appkeeper_mysql_member_role{kind="MySQL",member="ledger-1",name="ledger",namespace="shop",role="primary"} 1`,

@@ -35,8 +35,10 @@ func TestMySQLClusterCheckerSeesLossesWhenDurabilityIsPreferred(t *testing.T) {
 			cutFrom(t, getPod(t, c.ns, member.Name), primary.Status.PodIP)
 		}
 	}
-	// Once no replica acknowledges, the primary waits 100ms for one, then commits alone.
+	// Once no replica acknowledges, the primary waits 100ms for one, then commits alone, and the
+	// status says so.
 	c.waitForAcks(w, 100)
+	c.waitDegraded(appsv1alpha1.ReasonUnprotected)
 	resume := freeze(t, primary)
 	defer resume()
 	var after *appsv1alpha1.MySQL

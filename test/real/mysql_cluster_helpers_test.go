@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -217,4 +218,17 @@ func (c *clusterUnderTest) report(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// waitDegraded waits until the MySQL's Degraded condition has reason, and logs its message.
+func (c *clusterUnderTest) waitDegraded(reason string) {
+	c.t.Helper()
+	await.Eventually(c.t, time.Minute, func(context.Context) error {
+		cond := meta.FindStatusCondition(c.get().Status.Conditions, appsv1alpha1.ConditionDegraded)
+		if cond == nil || cond.Reason != reason {
+			return fmt.Errorf("Degraded %+v, want the reason %s", cond, reason)
+		}
+		c.t.Logf("Degraded %s: %s", cond.Reason, cond.Message)
+		return nil
+	})
 }

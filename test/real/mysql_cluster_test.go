@@ -56,6 +56,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 	}
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
 	t.Run("promoted accepting data loss while a replica hangs", c.promoteAcceptingDataLoss)
+	t.Run("writes wait while no replica acknowledges", c.writesWait)
 	for trial := range clusterTrials() {
 		t.Run(fmt.Sprintf("switchover %d", trial+1), c.switchOver)
 		for _, f := range faults {
@@ -215,6 +216,41 @@ func firstReplica(m *appsv1alpha1.MySQL) string {
 		}
 	}
 	return ""
+}
+
+// writesWait hangs every replica: with durability Required no commit returns while none can
+// acknowledge, the status says why, and once they answer again the writes go on, nothing lost.
+func (c *clusterUnderTest) writesWait(t *testing.T) {
+	c.t = t
+	w := c.startWriter(t, writerConnections)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	var resumes []func()
+	resumeAll := func() {
+		for _, resume := range resumes {
+			resume()
+		}
+	}
+	defer resumeAll()
+	for _, member := range before.Status.Members {
+		if member.Name != before.Status.Primary {
+			resumes = append(resumes, freeze(t, getPod(t, c.ns, member.Name)))
+		}
+	}
+	c.waitDegraded(appsv1alpha1.ReasonWritesWaiting)
+	acked := w.Acknowledged()
+	time.Sleep(3 * time.Second)
+	if now := w.Acknowledged(); now != acked {
+		t.Fatalf("%d writes were acknowledged while no replica could acknowledge them", now-acked)
+	}
+	resumeAll()
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch - 1)
+	t.Logf("no write was acknowledged while the replicas hung; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
+		len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
 }
 
 // hang is how long hungPrimary freezes the primary: longer than a failover takes, shorter than

@@ -397,6 +397,9 @@ func memberStatuses(m *appsv1alpha1.MySQL, views []replication.View) []appsv1alp
 		switch {
 		case v.Name == m.Status.Primary && !o.ReadOnly:
 			s.Role = appsv1alpha1.RolePrimary
+			acknowledging := acknowledgingReplicas(o, views)
+			s.AcknowledgingReplicas = &acknowledging
+			s.CommitsAlone = !o.SemiSyncActive
 		case o.Replica != nil:
 			s.Role = appsv1alpha1.RoleReplica
 			if o.Replica.SecondsBehind >= 0 {
@@ -408,6 +411,19 @@ func memberStatuses(m *appsv1alpha1.MySQL, views []replication.View) []appsv1alp
 		statuses = append(statuses, s)
 	}
 	return statuses
+}
+
+// acknowledgingReplicas is how many replicas can acknowledge the commits of the primary o: those
+// connected to it, as it counts them, but no more than the replicas that answer and receive, as
+// a replica that hangs still counts as connected.
+func acknowledgingReplicas(primary replication.Observation, views []replication.View) int32 {
+	receiving := 0
+	for _, v := range views {
+		if v.Err == nil && v.Observation.Replica != nil && v.Observation.Replica.Receiving == "Yes" {
+			receiving++
+		}
+	}
+	return int32(min(primary.SemiSyncReplicas, receiving))
 }
 
 // replicationError is a replica's last receiving or applying error, or empty.

@@ -16,6 +16,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
+	"github.com/appkeeper/appkeeper/internal/replication"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
 )
@@ -98,7 +99,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	conditions.SetHealthConditions(&status.Conditions, m.Generation,
 		available(m, seen),
 		d.Progressing(progressing(m, seen, complete)),
-		d.Degraded(degraded(seen, reconcileErr), reconcileErr))
+		d.Degraded(degraded(m, seen, reconcileErr), reconcileErr))
 	return status
 }
 
@@ -177,9 +178,31 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) conditions
 	return c
 }
 
+// unprotected says why the open primary of a cluster commits without waiting for a replica, or
+// is empty.
+func unprotected(m *appsv1alpha1.MySQL, views []replication.View) string {
+	v, ok := viewOf(views, m.Status.Primary)
+	if !ok || v.Err != nil || v.Observation.ReadOnly || !v.Observation.SemiSyncSource || v.Observation.SemiSyncActive {
+		return ""
+	}
+	return fmt.Sprintf("the primary %s commits without waiting for a replica, as none acknowledged within ackTimeout %s (durability Preferred): "+
+		"a failover now can lose the writes acknowledged since; it waits again once a replica catches up", m.Status.Primary, m.AckTimeout())
+}
+
+// writesWaiting says why every commit on the open primary of a cluster waits, or is empty.
+func writesWaiting(m *appsv1alpha1.MySQL, views []replication.View) string {
+	v, ok := viewOf(views, m.Status.Primary)
+	if m.AckTimeout() != 0 || !ok || v.Err != nil || v.Observation.ReadOnly || !v.Observation.SemiSyncSource ||
+		acknowledgingReplicas(v.Observation, views) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("no replica acknowledges the commits of the primary %s, and with durability Required each commit waits until one does: "+
+		"bring a replica back (status.members says why each does not replicate)", m.Status.Primary)
+}
+
 // degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod
 // cannot run (PodsDegraded), and Unknown when the pod could not be read.
-func degraded(seen observed, reconcileErr error) conditions.Condition {
+func degraded(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) conditions.Condition {
 	c := conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	switch {
 	case reconcileErr != nil:
@@ -194,6 +217,10 @@ func degraded(seen observed, reconcileErr error) conditions.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
 	case seen.cluster.problemReason == appsv1alpha1.ReasonFailoverBlocked || seen.cluster.problemReason == appsv1alpha1.ReasonErrantMember:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, seen.cluster.problemReason, seen.cluster.problem
+	case m.Clustered() && unprotected(m, seen.cluster.views) != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonUnprotected, unprotected(m, seen.cluster.views)
+	case m.Clustered() && writesWaiting(m, seen.cluster.views) != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonWritesWaiting, writesWaiting(m, seen.cluster.views)
 	default:
 		return conditions.PodsDegraded(seen.pods, seen.podsErr)
 	}
