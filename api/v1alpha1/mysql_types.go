@@ -86,6 +86,15 @@ type Replication struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100ms') && duration(self) <= duration('1h')",message="spec.replication.ackTimeout must be from 100ms to 1h"
 	// +optional
 	AckTimeout *metav1.Duration `json:"ackTimeout,omitempty"`
+
+	// FailoverDelay is how long the primary must stay unanswering before a replica takes over,
+	// from 0s to 5m: a longer delay rides out a short stall (a pause of the server, a brief
+	// network fault) at the cost of a longer outage when the primary is truly gone. A primary
+	// that restarted is replaced at once when it holds less than a replica. Defaults to 0s: a
+	// failover about a second and a half after the primary stops answering.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('5m')",message="spec.replication.failoverDelay must be from 0s to 5m"
+	// +optional
+	FailoverDelay *metav1.Duration `json:"failoverDelay,omitempty"`
 }
 
 // DefaultAckTimeout is how long a commit waits for a replica with durability Preferred, unless
@@ -506,6 +515,14 @@ func (m *MySQL) AckTimeout() time.Duration {
 		return t.Duration
 	}
 	return DefaultAckTimeout
+}
+
+// FailoverDelay is how long a cluster's primary must stay unanswering before a replica takes over.
+func (m *MySQL) FailoverDelay() time.Duration {
+	if d := m.Spec.Replication.FailoverDelay; d != nil {
+		return d.Duration
+	}
+	return 0
 }
 
 // ConfigMapName holds my.cnf.

@@ -15,6 +15,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -57,6 +58,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
 	t.Run("promoted accepting data loss while a replica hangs", c.promoteAcceptingDataLoss)
 	t.Run("writes wait while no replica acknowledges", c.writesWait)
+	t.Run("a hang shorter than the failover delay keeps the primary", c.delayedFailover)
 	for trial := range clusterTrials() {
 		t.Run(fmt.Sprintf("switchover %d", trial+1), c.switchOver)
 		for _, f := range faults {
@@ -250,6 +252,41 @@ func (c *clusterUnderTest) writesWait(t *testing.T) {
 	after := c.waitWhole(before.Status.Epoch - 1)
 	t.Logf("no write was acknowledged while the replicas hung; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
 		len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+}
+
+// delayedFailover sets spec.replication.failoverDelay longer than a hang of the primary: no
+// replica takes over while it hangs, the status says how long the operator waits, and once the
+// primary thaws the writes go on, nothing lost.
+func (c *clusterUnderTest) delayedFailover(t *testing.T) {
+	c.t = t
+	kubectl(t, "", "patch", "-n", c.ns, "mysql", "ledger", "--type", "merge", "-p", `{"spec":{"replication":{"failoverDelay":"1m"}}}`)
+	defer kubectl(t, "", "patch", "-n", c.ns, "mysql", "ledger", "--type", "merge", "-p", `{"spec":{"replication":{"failoverDelay":null}}}`)
+	w := c.startWriter(t, writerConnections)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	resume := freeze(t, getPod(t, c.ns, before.Status.Primary))
+	defer resume()
+	hung := time.Now()
+	await.Eventually(t, time.Minute, func(context.Context) error {
+		cond := meta.FindStatusCondition(c.get().Status.Conditions, appsv1alpha1.ConditionAvailable)
+		if cond == nil || cond.Reason != appsv1alpha1.ReasonNoPrimary || !strings.Contains(cond.Message, "failoverDelay") {
+			return fmt.Errorf("Available %+v", cond)
+		}
+		t.Logf("Available %s %s: %s", cond.Status, cond.Reason, cond.Message)
+		return nil
+	})
+	time.Sleep(time.Until(hung.Add(8 * time.Second)))
+	resume()
+	c.waitForAcks(w, 100)
+	r := w.Stop()
+	c.issued = r.Issued
+	after := c.waitWhole(before.Status.Epoch - 1)
+	if after.Status.Epoch != before.Status.Epoch {
+		t.Fatalf("%s took over (epoch %d) while %s hung for less than the failover delay", after.Status.Primary, after.Status.Epoch, before.Status.Primary)
+	}
+	t.Logf("%s kept its role through an 8s hang; %d acknowledged, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, len(r.Acked), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
 }
 

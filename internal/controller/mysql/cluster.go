@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	mysqldriver "github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -79,23 +74,8 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 		Members: int(m.MemberCount()), Durability: replication.Durability{AckTimeout: m.AckTimeout()},
 		CatchUp: catchUpTimeout, OperatorUsers: []string{resources.ClusterUser}, Record: r.recordPrimary(p), Fork: fork,
 	}
-	primary, epoch, reopened := m.Status.Primary, m.Status.Epoch, false
-	switch view, found := viewOf(state.views, primary); {
-	case primary == "":
-		err = r.choosePrimary(ctx, p, proc, members, state)
-	case !found || view.Err != nil:
-		detected := time.Now()
-		// One more read after a short pause, so that one lost packet is no failover.
-		time.Sleep(probeInterval / 2)
-		if again := observe(); slices.ContainsFunc(again, func(v replication.View) bool { return v.Name == primary && v.Err == nil }) {
-			state.views = again
-			break
-		}
-		err = r.failOver(ctx, p, proc, members, state, "it stopped answering", detected)
-	case view.Observation.ReadOnly:
-		reopened = true
-		err = r.reopenOrFailOver(ctx, p, proc, members, state)
-	}
+	epoch := m.Status.Epoch
+	reopened, err := r.keepPrimary(ctx, p, proc, members, state, observe)
 	if err != nil {
 		return probeInterval, err
 	}
@@ -189,74 +169,6 @@ func (r *Reconciler) choosePrimary(ctx context.Context, p *pass.Pass[*appsv1alph
 	return nil
 }
 
-// reopenOrFailOver handles a recorded primary that answers but is closed to writes: it restarted,
-// or a pass stopped between recording and opening it. It is opened again only if it holds every
-// transaction each replica holds; otherwise the replica that holds the most takes over.
-func (r *Reconciler) reopenOrFailOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
-	members []replication.Member, state *clusterState) error {
-	primary, _ := viewOf(state.views, p.Instance.Status.Primary)
-	held := primary.Observation.Held()
-	for _, v := range state.views {
-		if v.Name != primary.Name && (v.Err != nil || !held.Covers(v.Observation.Held())) {
-			return r.failOver(ctx, p, proc, members, state, "it restarted behind its replicas", time.Now())
-		}
-	}
-	member := replication.Named(members, primary.Name)
-	openCtx, cancel := context.WithTimeout(ctx, catchUpTimeout+replication.StepTimeout)
-	defer cancel()
-	if err := replication.OpenWrites(openCtx, member.DB, primary.Observation, proc.Durability, true, catchUpTimeout); err != nil {
-		return fmt.Errorf("open %s to writes again: %w", primary.Name, err)
-	}
-	log.FromContext(ctx).Info("opened the primary to writes again", "primary", primary.Name)
-	return nil
-}
-
-// failOver promotes a replica in place of the recorded primary, or says why it cannot. A failover
-// blocked because a replica that may hold the last acknowledged write cannot be read goes ahead
-// only when a person asked for it, accepting the loss.
-func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
-	members []replication.Member, state *clusterState, why string, detected time.Time) error {
-	m := p.Instance
-	old := m.Status.Primary
-	var replicas []replication.Member
-	for _, member := range members {
-		if member.Name != old {
-			replicas = append(replicas, member)
-		}
-	}
-	if degraded := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); degraded != nil &&
-		degraded.Status == metav1.ConditionTrue && degraded.Reason == appsv1alpha1.ReasonFailoverBlocked {
-		detected = degraded.LastTransitionTime.Time
-	}
-	successor, _, err := proc.Failover(ctx, replication.Named(members, old), replicas, false)
-	accepted := false
-	var blocked *replication.Blocked
-	if errors.As(err, &blocked) {
-		asked, takeErr := r.takeRequest(ctx, p, appsv1alpha1.PromoteAnnotation)
-		if takeErr != nil {
-			return takeErr
-		}
-		if asked {
-			accepted = true
-			successor, err = r.promoteAcceptingDataLoss(ctx, p, proc, replication.Named(members, old), replicas, blocked)
-		}
-	}
-	if errors.As(err, &blocked) {
-		state.problemReason = appsv1alpha1.ReasonFailoverBlocked
-		state.problem = fmt.Sprintf("the primary %s failed (%s) and no replica is promoted: %s", old, why, blocked.Message)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("fail over from %s: %w", old, err)
-	}
-	writable := time.Now()
-	m.Status.LastFailover = &appsv1alpha1.FailoverStatus{From: old, To: successor, Reason: why, AcceptedDataLoss: accepted,
-		Detected: metav1.NewTime(detected), Writable: metav1.NewTime(writable), Duration: metav1.Duration{Duration: writable.Sub(detected).Round(time.Millisecond)}}
-	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which %s, %s after it was found failed", successor, old, why, writable.Sub(detected).Round(time.Millisecond))
-	log.FromContext(ctx).Info("failed over", "from", old, "to", successor, "reason", why, "acceptedDataLoss", accepted)
-	return nil
-}
-
 // recordPrimary writes a new primary, the next epoch and the fork position into the status, over
 // the copy the pass read: a pass on a stale copy fails with a Conflict instead of choosing again.
 func (r *Reconciler) recordPrimary(p *pass.Pass[*appsv1alpha1.MySQL]) replication.Record {
@@ -327,112 +239,4 @@ func fenceFormerPrimary(ctx context.Context, member replication.Member, primary 
 	}
 	log.FromContext(ctx).Info("closed a former primary to writes", "member", member.Name, "primary", primary)
 	return true
-}
-
-// labelRoles labels the primary's pod, once it takes writes, for the client Service, and the
-// replicas' pods for the read Service; a member that cannot be read loses its label.
-func (r *Reconciler) labelRoles(ctx context.Context, m *appsv1alpha1.MySQL, pods []corev1.Pod, views []replication.View) error {
-	var errs []error
-	for i := range pods {
-		pod := &pods[i]
-		want := ""
-		if v, ok := viewOf(views, pod.Name); ok && v.Err == nil {
-			switch {
-			case pod.Name == m.Status.Primary && !v.Observation.ReadOnly:
-				want = appsv1alpha1.RoleLabelPrimary
-			case pod.Name != m.Status.Primary && v.Observation.Replica != nil && v.Observation.Replica.SQLErrno == 0:
-				want = appsv1alpha1.RoleLabelReplica
-			}
-		}
-		if pod.Labels[appsv1alpha1.LabelRole] == want {
-			continue
-		}
-		patch := client.MergeFrom(pod.DeepCopy())
-		if want == "" {
-			delete(pod.Labels, appsv1alpha1.LabelRole)
-		} else {
-			pod.Labels[appsv1alpha1.LabelRole] = want
-		}
-		if err := r.Client.Patch(ctx, pod, patch, client.FieldOwner(r.Client.FieldOwner)); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("label the role of pod %s/%s: %w", pod.Namespace, pod.Name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// describeMemberError says why a member could not be read, in the words a person acts on.
-func describeMemberError(err error) string {
-	var server *mysqldriver.MySQLError
-	switch {
-	case errors.Is(err, replication.ErrNoAddress):
-		return "its pod has not started"
-	case errors.As(err, &server) && server.Number == unknownSystemVariable:
-		return "the server is not MariaDB: a MySQL of more than one member needs MariaDB 10.11 or later (" + err.Error() + ")"
-	}
-	return err.Error()
-}
-
-// unknownSystemVariable is the server error for a variable it lacks, as MySQL lacks MariaDB's
-// GTID variables.
-const unknownSystemVariable = 1193
-
-// primaryOpen tells whether the recorded primary answered, open to writes.
-func primaryOpen(m *appsv1alpha1.MySQL, views []replication.View) bool {
-	v, ok := viewOf(views, m.Status.Primary)
-	return ok && v.Err == nil && !v.Observation.ReadOnly
-}
-
-// memberStatuses is each member as the pass last read it.
-func memberStatuses(m *appsv1alpha1.MySQL, views []replication.View) []appsv1alpha1.MySQLMemberStatus {
-	statuses := make([]appsv1alpha1.MySQLMemberStatus, 0, len(views))
-	for _, v := range views {
-		s := appsv1alpha1.MySQLMemberStatus{Name: v.Name, Role: appsv1alpha1.RoleUnknown}
-		if v.Err != nil {
-			s.Message = describeMemberError(v.Err)
-			statuses = append(statuses, s)
-			continue
-		}
-		o := v.Observation
-		s.Position = o.Held().String()
-		switch {
-		case v.Name == m.Status.Primary && !o.ReadOnly:
-			s.Role = appsv1alpha1.RolePrimary
-			acknowledging := acknowledgingReplicas(o, views)
-			s.AcknowledgingReplicas = &acknowledging
-			s.CommitsAlone = !o.SemiSyncActive
-		case o.Replica != nil:
-			s.Role = appsv1alpha1.RoleReplica
-			if o.Replica.SecondsBehind >= 0 {
-				lag := o.Replica.SecondsBehind
-				s.LagSeconds = &lag
-			}
-			s.Message = replicationError(o.Replica)
-		}
-		statuses = append(statuses, s)
-	}
-	return statuses
-}
-
-// acknowledgingReplicas is how many replicas can acknowledge the commits of the primary o: those
-// connected to it, as it counts them, but no more than the replicas that answer and receive, as
-// a replica that hangs still counts as connected.
-func acknowledgingReplicas(primary replication.Observation, views []replication.View) int32 {
-	receiving := 0
-	for _, v := range views {
-		if v.Err == nil && v.Observation.Replica != nil && v.Observation.Replica.Receiving == "Yes" {
-			receiving++
-		}
-	}
-	return int32(min(primary.SemiSyncReplicas, receiving))
-}
-
-// replicationError is a replica's last receiving or applying error, or empty.
-func replicationError(r *replication.ReplicaStatus) string {
-	switch {
-	case r.SQLErrno != 0:
-		return fmt.Sprintf("applying stopped with error %d: %s", r.SQLErrno, r.SQLError)
-	case r.IOErrno != 0 && r.Receiving != "Yes":
-		return fmt.Sprintf("receiving fails with error %d: %s", r.IOErrno, r.IOError)
-	}
-	return ""
 }

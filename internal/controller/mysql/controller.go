@@ -53,6 +53,9 @@ type Reconciler struct {
 
 	// members keeps a connection pool per cluster member.
 	members memberPools
+
+	// unanswered remembers since when each cluster's primary has not answered.
+	unanswered unansweredPrimaries
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.

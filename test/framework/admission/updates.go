@@ -95,7 +95,7 @@ var ValidUpdates = append([]Update{
 	{"webserver image from a registry on an IPv6 address, by digest", "WebServer", map[string]any{},
 		map[string]any{"image": "[fd00::1]:5000/team/nginx@sha256:" + strings.Repeat("0a", 32)}, ""},
 	{"mysql cluster durability and ack timeout, with members set to the same", "MySQL", map[string]any{"members": 3},
-		map[string]any{"members": 3, "replication": map[string]any{"durability": "Preferred", "ackTimeout": "250ms"}, "config": []any{"max_connections=300"}}, ""},
+		map[string]any{"members": 3, "replication": map[string]any{"durability": "Preferred", "ackTimeout": "250ms", "failoverDelay": "30s"}, "config": []any{"max_connections=300"}}, ""},
 	{"mysql members 1 written out on a MySQL created without it", "MySQL", map[string]any{}, map[string]any{"members": 1}, ""},
 	{"mysql members grown from one server to three", "MySQL", map[string]any{}, map[string]any{"members": 3}, ""},
 	{"mysql members grown from three to five", "MySQL", map[string]any{"members": 3}, map[string]any{"members": 5}, ""},
