@@ -81,7 +81,7 @@ func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 	writable := time.Now()
 	m.Status.LastFailover = &appsv1alpha1.FailoverStatus{From: old, To: successor, Reason: why, AcceptedDataLoss: accepted,
 		Detected: metav1.NewTime(detected), Writable: metav1.NewTime(writable), Duration: metav1.Duration{Duration: writable.Sub(detected).Round(time.Millisecond)}}
-	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s, which %s, %s after it was found failed", successor, old, why, writable.Sub(detected).Round(time.Millisecond))
+	event.FailedOver.Emit(r.Recorder, m, nil, "%s took over from %s (%s), %s after the failure was found", successor, old, why, writable.Sub(detected).Round(time.Millisecond))
 	log.FromContext(ctx).Info("failed over", "from", old, "to", successor, "reason", why, "acceptedDataLoss", accepted)
 	return nil
 }
