@@ -403,6 +403,13 @@ type MySQLMemberStatus struct {
 	// replication error.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// Ready is its pod's Ready condition.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+	// Errant is true for a member that holds writes its primary's history does not: it is left
+	// out of replication and rebuilt from a copy of a healthy member.
+	// +optional
+	Errant bool `json:"errant,omitempty"`
 	// AcknowledgingReplicas is, on the primary, how many replicas are connected that acknowledge
 	// its commits.
 	// +optional

@@ -89,7 +89,8 @@ func (c *clusterUnderTest) get() *appsv1alpha1.MySQL {
 }
 
 // waitWhole waits until the MySQL is Available, past epoch, with as many members as its spec
-// asks for: a primary and replicas replicating without error. It returns the MySQL.
+// asks for: a primary and replicas replicating without error, every member Ready and none
+// errant. It returns the MySQL.
 func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
 	c.t.Helper()
 	var m *appsv1alpha1.MySQL
@@ -103,8 +104,8 @@ func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
 		}
 		roles := map[appsv1alpha1.MemberRole]int{}
 		for _, member := range m.Status.Members {
-			if member.Message != "" {
-				return fmt.Errorf("member %s: %s", member.Name, member.Message)
+			if member.Message != "" || member.Errant || !member.Ready {
+				return fmt.Errorf("member %s: %s (errant %t, ready %t)", member.Name, member.Message, member.Errant, member.Ready)
 			}
 			roles[member.Role]++
 		}

@@ -31,6 +31,8 @@ type clusterState struct {
 	views []replication.View
 	// problem is why the cluster has no writable primary or a member is left out, with its reason.
 	problem, problemReason string
+	// errant are the members that hold writes the primary's history does not.
+	errant []errantMember
 }
 
 // reconcileClusterAccount keeps the Secret of the replication account of a cluster, which has one.
@@ -95,6 +97,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 			state.views = observe()
 		}
 		errant = r.pointMembersAtPrimary(ctx, m, members, state)
+		state.errant = errant
 	}
 	return probeInterval, errors.Join(
 		r.labelRoles(ctx, m, seen.pods, state.views),

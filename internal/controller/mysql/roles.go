@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/replication"
 )
 
@@ -77,10 +79,17 @@ func primaryOpen(m *appsv1alpha1.MySQL, views []replication.View) bool {
 }
 
 // memberStatuses is each member as the pass last read it.
-func memberStatuses(m *appsv1alpha1.MySQL, views []replication.View) []appsv1alpha1.MySQLMemberStatus {
+func memberStatuses(m *appsv1alpha1.MySQL, state clusterState, pods []corev1.Pod) []appsv1alpha1.MySQLMemberStatus {
+	views := state.views
 	statuses := make([]appsv1alpha1.MySQLMemberStatus, 0, len(views))
 	for _, v := range views {
 		s := appsv1alpha1.MySQLMemberStatus{Name: v.Name, Role: appsv1alpha1.RoleUnknown}
+		if i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Name == v.Name }); i >= 0 {
+			s.Ready = conditions.PodReady(&pods[i])
+		}
+		if i := slices.IndexFunc(state.errant, func(e errantMember) bool { return e.name == v.Name }); i >= 0 {
+			s.Errant = true
+		}
 		if v.Err != nil {
 			s.Message = describeMemberError(v.Err)
 			statuses = append(statuses, s)

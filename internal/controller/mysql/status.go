@@ -90,7 +90,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 		status.ReadyReplicas = seen.sts.Status.ReadyReplicas
 	}
 	if m.Clustered() {
-		status.Members = memberStatuses(m, seen.cluster.views)
+		status.Members = memberStatuses(m, seen.cluster, seen.pods)
 	}
 	complete := rolloutComplete(seen.sts)
 	if complete {
