@@ -87,9 +87,7 @@ func memberStatuses(m *appsv1alpha1.MySQL, state clusterState, pods []corev1.Pod
 		if i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Name == v.Name }); i >= 0 {
 			s.Ready = conditions.PodReady(&pods[i])
 		}
-		if i := slices.IndexFunc(state.errant, func(e errantMember) bool { return e.name == v.Name }); i >= 0 {
-			s.Errant = true
-		}
+		s.Errant = slices.ContainsFunc(state.errant, func(e errantMember) bool { return e.name == v.Name })
 		if v.Err != nil {
 			s.Message = describeMemberError(v.Err)
 			statuses = append(statuses, s)

@@ -178,32 +178,30 @@ func progressing(m *appsv1alpha1.MySQL, seen observed, complete bool) conditions
 	return c
 }
 
-// unprotected says why the open primary of a cluster commits without waiting for a replica, or
-// is empty.
-func unprotected(m *appsv1alpha1.MySQL, views []replication.View) string {
+// primaryWaiting says, of the open primary of a cluster, that it commits without waiting for a
+// replica (durability Preferred past ackTimeout: Unprotected), or that every commit waits since
+// no replica can acknowledge (durability Required: WritesWaiting); or returns an empty reason.
+func primaryWaiting(m *appsv1alpha1.MySQL, views []replication.View) (reason, message string) {
 	v, ok := viewOf(views, m.Status.Primary)
-	if !ok || v.Err != nil || v.Observation.ReadOnly || !v.Observation.SemiSyncSource || v.Observation.SemiSyncActive {
-		return ""
+	if !m.Clustered() || !ok || v.Err != nil || v.Observation.ReadOnly || !v.Observation.SemiSyncSource {
+		return "", ""
 	}
-	return fmt.Sprintf("the primary %s commits without waiting for a replica, as none acknowledged within ackTimeout %s (durability Preferred): "+
-		"a failover now can lose the writes acknowledged since; it waits again once a replica catches up", m.Status.Primary, m.AckTimeout())
-}
-
-// writesWaiting says why every commit on the open primary of a cluster waits, or is empty.
-func writesWaiting(m *appsv1alpha1.MySQL, views []replication.View) string {
-	v, ok := viewOf(views, m.Status.Primary)
-	if m.AckTimeout() != 0 || !ok || v.Err != nil || v.Observation.ReadOnly || !v.Observation.SemiSyncSource ||
-		acknowledgingReplicas(v.Observation, views) > 0 {
-		return ""
+	switch {
+	case !v.Observation.SemiSyncActive:
+		return appsv1alpha1.ReasonUnprotected, fmt.Sprintf("the primary %s commits without waiting for a replica, as none acknowledged within ackTimeout %s (durability Preferred): "+
+			"a failover now can lose the writes acknowledged since; it waits again once a replica catches up", m.Status.Primary, m.AckTimeout())
+	case m.AckTimeout() == 0 && acknowledgingReplicas(v.Observation, views) == 0:
+		return appsv1alpha1.ReasonWritesWaiting, fmt.Sprintf("no replica acknowledges the commits of the primary %s, and with durability Required each commit waits until one does: "+
+			"bring a replica back (status.members says why each does not replicate)", m.Status.Primary)
 	}
-	return fmt.Sprintf("no replica acknowledges the commits of the primary %s, and with durability Required each commit waits until one does: "+
-		"bring a replica back (status.members says why each does not replicate)", m.Status.Primary)
+	return "", ""
 }
 
 // degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod
 // cannot run (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) conditions.Condition {
 	c := conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
+	waitingReason, waiting := primaryWaiting(m, seen.cluster.views)
 	switch {
 	case reconcileErr != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, failure.Reason(reconcileErr), reconcileErr.Error()
@@ -217,10 +215,8 @@ func degraded(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) conditio
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonRestoreSourceNotReady, seen.restoreWait
 	case seen.cluster.problemReason == appsv1alpha1.ReasonFailoverBlocked || seen.cluster.problemReason == appsv1alpha1.ReasonErrantMember:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, seen.cluster.problemReason, seen.cluster.problem
-	case m.Clustered() && unprotected(m, seen.cluster.views) != "":
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonUnprotected, unprotected(m, seen.cluster.views)
-	case m.Clustered() && writesWaiting(m, seen.cluster.views) != "":
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, appsv1alpha1.ReasonWritesWaiting, writesWaiting(m, seen.cluster.views)
+	case waitingReason != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, waitingReason, waiting
 	default:
 		return conditions.PodsDegraded(seen.pods, seen.podsErr)
 	}
