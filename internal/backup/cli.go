@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"time"
 )
 
 // Exit codes of the subcommands.
@@ -24,7 +26,7 @@ type Env func(name string) string
 func Main(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "Usage: appkeeper backup %s [flags]\n",
-			strings.Join([]string{CommandInstall, CommandDump, CommandFetch, CommandVerify, CommandArchive, CommandExtract}, "|"))
+			strings.Join([]string{CommandInstall, CommandDump, CommandFetch, CommandVerify, CommandArchive, CommandExtract, CommandShip, CommandReplay}, "|"))
 		return exitUsage
 	}
 	command := args[0]
@@ -89,6 +91,10 @@ func bindCommand(ctx context.Context, command string, fs *flag.FlagSet, env Env,
 		return archiveCommand(ctx, fs, env)
 	case CommandExtract:
 		return extractCommand(ctx, fs, env)
+	case CommandShip:
+		return shipCommand(ctx, fs, env, stderr)
+	case CommandReplay:
+		return replayCommand(ctx, fs, env)
 	}
 	return nil
 }
@@ -179,6 +185,47 @@ func extractCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resu
 		}
 		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
 		return extract(ctx, o)
+	}
+}
+
+func shipCommand(ctx context.Context, fs *flag.FlagSet, env Env, stderr io.Writer) func() (Result, error) {
+	o := ShipOptions{}
+	bindTarget(fs, &o.Target)
+	bindConnection(fs, &o.Connection, AccountUser)
+	fs.DurationVar(&o.Interval, flagInterval, DefaultShipInterval, "how often the binary log is looked at")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		o.Credentials, o.Connection.Password = credentialsFrom(env), env(EnvMySQLPassword)
+		o.Log = slog.New(slog.NewTextHandler(stderr, nil))
+		return Result{}, Ship(ctx, o)
+	}
+}
+
+func replayCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
+	o := ReplayOptions{}
+	bindTarget(fs, &o.Target)
+	fs.StringVar(&o.Archive, flagArchive, "", "key of the binary log archive")
+	fs.StringVar(&o.Out, FlagOut, "", "file the SQL is written to")
+	fs.Func(flagUntilTime, "RFC 3339 time: replay the transactions committed before it", func(s string) error {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return fmt.Errorf("%q is not an RFC 3339 time such as 2026-11-27T10:41:59Z", s)
+		}
+		o.UntilTime = t
+		return nil
+	})
+	fs.StringVar(&o.UntilGTID, flagUntilGTID, "", "GTID of the last transaction to replay, such as 0-1-1234")
+	return func() (Result, error) {
+		if err := requireArgs(fs); err != nil {
+			return Result{}, err
+		}
+		if o.Archive == "" || o.Out == "" {
+			return Result{}, usageError{fmt.Errorf("--%s and --%s are required", flagArchive, FlagOut)}
+		}
+		o.Credentials = credentialsFrom(env)
+		return Replay(ctx, o)
 	}
 }
 

@@ -43,6 +43,13 @@ const (
 	// CommandVerify waits for the server at --host, then compares the row count and checksum of
 	// every table the target's manifest lists with the server's.
 	CommandVerify = "verify"
+	// CommandShip ships the binary log of the server at --host, read from its files, to the
+	// archive at the target's key while the server is a primary, until it is stopped.
+	CommandShip = "ship"
+	// CommandReplay writes to --out, as SQL, the archived transactions that follow the backup at
+	// the target's key, up to --until-time or --until-gtid; a target outside what the archive at
+	// --archive holds fails, naming the window.
+	CommandReplay = "replay"
 )
 
 // Environment variables the subcommands read secrets from; the Jobs set them only from Secrets,
@@ -97,6 +104,10 @@ const (
 	FlagUnlessInit     = "unless-initialized"
 	flagResult         = "result"
 	flagWaitTimeout    = "wait-timeout"
+	flagInterval       = "interval"
+	flagArchive        = "archive"
+	flagUntilTime      = "until-time"
+	flagUntilGTID      = "until-gtid"
 	flagCompressLevel  = "compress-level"
 	FlagDir            = "dir"
 	FlagUnlessNonEmpty = "unless-nonempty"
@@ -157,8 +168,11 @@ type Result struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// BinlogPosition is "file:position" at the dump, empty without a binary log.
 	BinlogPosition string `json:"binlogPosition,omitempty"`
-	Databases      int    `json:"databases,omitempty"`
-	Tables         int    `json:"tables,omitempty"`
+	// GTIDPosition is MariaDB's @@gtid_binlog_pos at the dump: where a replay of the archived
+	// binary log begins. Empty on MySQL.
+	GTIDPosition string `json:"gtidPosition,omitempty"`
+	Databases    int    `json:"databases,omitempty"`
+	Tables       int    `json:"tables,omitempty"`
 	// Files is the number of regular files of a content backup; Bytes is their total size.
 	Files int   `json:"files,omitempty"`
 	Bytes int64 `json:"bytes,omitempty"`
@@ -169,6 +183,11 @@ type Result struct {
 	Verified *bool `json:"verified,omitempty"`
 	// Mismatches describes, for a failed verification, the first tables that differ (bounded).
 	Mismatches []string `json:"mismatches,omitempty"`
+	// Replayed counts the archived transactions a replay wrote, the last being ReplayedThrough;
+	// Window is what the archive can restore from the base backup.
+	Replayed        int     `json:"replayed,omitempty"`
+	ReplayedThrough string  `json:"replayedThrough,omitempty"`
+	Window          *Window `json:"window,omitempty"`
 	// Error is why the subcommand failed; it never holds a password or key.
 	Error string `json:"error,omitempty"`
 }

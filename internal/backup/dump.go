@@ -223,7 +223,7 @@ func (o *DumpOptions) dump(ctx context.Context, store storage, tool dumpTool, db
 	m := &manifest{
 		FormatVersion: manifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
 		Size: out.stored.size, SHA256: out.stored.sha256, Encrypted: encrypted, Compression: "gzip",
-		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, Created: created,
+		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, GTIDPosition: snap.gtidPosition, Created: created,
 		Databases: append([]string{}, snap.databases...), Tables: sums,
 	}
 	if err := writeManifest(ctx, store, m); err != nil {

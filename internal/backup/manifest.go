@@ -31,6 +31,7 @@ type manifest struct {
 	Compression    string          `json:"compression"`
 	ServerVersion  string          `json:"serverVersion"`
 	BinlogPosition string          `json:"binlogPosition,omitempty"`
+	GTIDPosition   string          `json:"gtidPosition,omitempty"`
 	Created        time.Time       `json:"created"`
 	Databases      []string        `json:"databases"`
 	Tables         []tableChecksum `json:"tables"`
@@ -40,7 +41,7 @@ type manifest struct {
 func (m *manifest) result() Result {
 	return Result{
 		Key: m.Key, Artifact: m.Artifact, Size: m.Size, SHA256: m.SHA256, Encrypted: m.Encrypted,
-		ServerVersion: m.ServerVersion, BinlogPosition: m.BinlogPosition,
+		ServerVersion: m.ServerVersion, BinlogPosition: m.BinlogPosition, GTIDPosition: m.GTIDPosition,
 		Databases: len(m.Databases), Tables: len(m.Tables),
 	}
 }

@@ -76,12 +76,13 @@ func (c Connection) waitFor(ctx context.Context, timeout time.Duration) (*sql.DB
 
 // MySQL error numbers the messages name.
 const (
-	erAccessDenied         = 1045
-	erDBAccessDenied       = 1044
-	erSpecificAccessDenied = 1227
-	erTableAccessDenied    = 1142
-	erLockWaitTimeout      = 1205
-	erParseError           = 1064
+	erAccessDenied          = 1045
+	erDBAccessDenied        = 1044
+	erSpecificAccessDenied  = 1227
+	erTableAccessDenied     = 1142
+	erLockWaitTimeout       = 1205
+	erParseError            = 1064
+	erUnknownSystemVariable = 1193
 )
 
 func isLoginRefused(err error) bool {

@@ -239,3 +239,17 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+func (s *s3Storage) list(ctx context.Context, prefix string) ([]string, error) {
+	if err := validateKey(prefix); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for object := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix + "/", Recursive: true}) {
+		if object.Err != nil {
+			return nil, fmt.Errorf("cannot list %s: %w", prefix, s.describe(object.Err))
+		}
+		keys = append(keys, object.Key)
+	}
+	return keys, nil
+}

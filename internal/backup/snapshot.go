@@ -27,6 +27,9 @@ type snapshot struct {
 	databases      []string
 	serverVersion  string
 	binlogPosition string
+	// gtidPosition is MariaDB's @@gtid_binlog_pos at the snapshot: the transactions it holds,
+	// where a replay of the binary log begins. Empty on MySQL.
+	gtidPosition string
 }
 
 // snapshotTimeouts bound the waits under the lock, while writers wait too.
@@ -226,6 +229,9 @@ func (s *snapshot) begin(ctx context.Context) error {
 	if s.binlogPosition, err = binlogPosition(ctx, s.conn); err != nil {
 		return err
 	}
+	if s.gtidPosition, err = gtidBinlogPosition(ctx, s.conn); err != nil {
+		return err
+	}
 	return s.conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&s.serverVersion)
 }
 
@@ -367,4 +373,15 @@ func scanStrings(rows *sql.Rows) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// gtidBinlogPosition is MariaDB's @@gtid_binlog_pos, empty on a server that does not know it.
+func gtidBinlogPosition(ctx context.Context, conn *sql.Conn) (string, error) {
+	var position sql.NullString
+	err := conn.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&position)
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && myErr.Number == erUnknownSystemVariable {
+		return "", nil
+	}
+	return position.String, err
 }

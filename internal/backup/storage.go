@@ -25,6 +25,9 @@ type storage interface {
 	stat(ctx context.Context, key string) (int64, error)
 	// delete removes the object at key; a missing object is not an error.
 	delete(ctx context.Context, key string) error
+	// list returns the keys of the objects below the folder prefix, in no given order; none when
+	// there is no such folder.
+	list(ctx context.Context, prefix string) ([]string, error)
 }
 
 // errNotFound is returned for an object that does not exist.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -176,4 +177,34 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// list walks the folder of prefix; the temporary files of writes in progress are not objects.
+func (v *volumeStorage) list(_ context.Context, prefix string) ([]string, error) {
+	dir, err := v.path(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			return nil
+		}
+		rel, err := filepath.Rel(v.root, p)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, v.fileError("list "+prefix, err)
+	}
+	return keys, nil
 }
