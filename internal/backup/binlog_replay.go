@@ -33,6 +33,8 @@ type ReplayOptions struct {
 	// Out is the SQL file written, for the server's initialisation to run after the base.
 	Out    string
 	Domain uint32
+	// EncryptionKey is the passphrase of an encrypted archive.
+	EncryptionKey string
 }
 
 // Window is what an archive can restore from one base backup: any instant from From to To.
@@ -85,6 +87,11 @@ func Replay(ctx context.Context, o ReplayOptions) (Result, error) {
 		return Result{}, err
 	}
 	r := replayer{store: store, archive: o.Archive, stop: stop, next: base.Seq + 1, dir: filepath.Dir(o.Out)}
+	if o.EncryptionKey != "" {
+		if r.sealer, err = newPieceSealer(o.EncryptionKey, o.Archive); err != nil {
+			return Result{}, err
+		}
+	}
 	files, err := r.extract(ctx, chain)
 	defer func() {
 		for _, f := range files {
@@ -171,6 +178,7 @@ type replayTarget struct {
 // its own, each its source file's opening events and the transactions kept.
 type replayer struct {
 	store    storage
+	sealer   *pieceSealer
 	archive  string
 	stop     replayTarget
 	dir      string
@@ -273,7 +281,10 @@ func (r *replayer) keep(tx binlog.Transaction) (bool, error) {
 }
 
 func (r *replayer) read(ctx context.Context, p binlog.Piece) ([]byte, error) {
-	key := r.archive + "/" + p.Name()
+	key := r.archive + "/" + p.Key()
+	if p.Encrypted && r.sealer == nil {
+		return nil, errNoPassphrase
+	}
 	body, err := r.store.get(ctx, key)
 	if errors.Is(err, errNotFound) {
 		return nil, fmt.Errorf("the archived piece %s is gone from the storage: the archive has a gap there", key)
@@ -285,6 +296,11 @@ func (r *replayer) read(ctx context.Context, p binlog.Piece) ([]byte, error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the archived piece %s: %w", key, err)
+	}
+	if p.Encrypted {
+		if data, err = r.sealer.open(p.Name(), data); err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(data)) != p.End-p.Start {
 		return nil, fmt.Errorf("the archived piece %s holds %d bytes, its name says %d", key, len(data), p.End-p.Start)

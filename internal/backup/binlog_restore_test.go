@@ -20,7 +20,8 @@ func TestPointInTimeRestore(t *testing.T) {
 	primary := startMariaDB(t, clusterArgs(7)...)
 	primary.exec(t, "CREATE DATABASE shop", "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))")
 	volume := t.TempDir()
-	shipInBackground(t, primary, Target{Volume: volume, Key: "ns/db/binlog"})
+	store := archiveStore{target: Target{Volume: volume}}
+	shipInBackground(t, primary, store, "ns/db/binlog")
 	w := startWriter(t, primary)
 	w.writeFor(1200 * time.Millisecond)
 	if _, err := Dump(ctx, DumpOptions{Target: Target{Volume: volume, Key: "ns/db/base"}, Connection: primary.backupConnection()}); err != nil {
@@ -29,11 +30,11 @@ func TestPointInTimeRestore(t *testing.T) {
 	w.writeFor(3 * time.Second)
 	dropSent := time.Now()
 	primary.exec(t, "DROP TABLE shop.orders")
-	waitShipped(t, primary, Target{Volume: volume}, "ns/db/binlog")
+	waitShipped(t, primary, store, "ns/db/binlog")
 
 	t.Run("to one second before the drop", func(t *testing.T) {
 		target := dropSent.Truncate(time.Second).Add(-time.Second)
-		ids, res := restoreTo(t, volume, "ns/db/base", ReplayOptions{UntilTime: target})
+		ids, res := restoreTo(t, store, "ns/db/base", ReplayOptions{UntilTime: target})
 		if ids == nil {
 			t.Fatalf("the table is missing after a restore to %s, before its drop", target)
 		}
@@ -58,7 +59,7 @@ func TestPointInTimeRestore(t *testing.T) {
 
 	t.Run("to a GTID", func(t *testing.T) {
 		middle := w.rows[len(w.rows)*3/4]
-		ids, res := restoreTo(t, volume, "ns/db/base", ReplayOptions{UntilGTID: middle.gtid.String()})
+		ids, res := restoreTo(t, store, "ns/db/base", ReplayOptions{UntilGTID: middle.gtid.String()})
 		for _, r := range w.rows {
 			if want := r.id <= middle.id; ids[r.id] != want {
 				t.Errorf("row %d (GTID %s) present %v after a restore to GTID %s, want %v", r.id, r.gtid, ids[r.id], middle.gtid, want)
@@ -145,13 +146,14 @@ func TestPointInTimeRestoreAcrossAFailover(t *testing.T) {
 			a.port, rootPassword),
 		"START SLAVE")
 	a.exec(t, "CREATE DATABASE shop", "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))")
-	volume := t.TempDir()
-	archive := Target{Volume: volume, Key: "ns/db/binlog"}
-	shipInBackground(t, a, archive)
-	shipInBackground(t, b, archive)
+	s3 := startVersityGW(t, nil)
+	store := archiveStore{target: s3.target(""), credentials: s3.credentials(), passphrase: "pitr-pässphrase"}
+	shipInBackground(t, a, store, "ns/db/binlog")
+	shipInBackground(t, b, store, "ns/db/binlog")
 	w := startWriter(t, a)
 	w.writeFor(time.Second)
-	if _, err := Dump(ctx, DumpOptions{Target: Target{Volume: volume, Key: "ns/db/base"}, Connection: a.backupConnection()}); err != nil {
+	if _, err := Dump(ctx, DumpOptions{Target: store.at("ns/db/base"), Credentials: store.credentials, EncryptionKey: store.passphrase,
+		Connection: a.backupConnection()}); err != nil {
 		t.Fatal(err)
 	}
 	w.writeFor(time.Second)
@@ -165,17 +167,17 @@ func TestPointInTimeRestoreAcrossAFailover(t *testing.T) {
 	for range 3 {
 		lost = append(lost, w.write())
 	}
-	waitShipped(t, a, Target{Volume: volume}, "ns/db/binlog")
+	waitShipped(t, a, store, "ns/db/binlog")
 	a.exec(t, "SET GLOBAL read_only = 1")
 	b.exec(t, "RESET SLAVE ALL", "SET GLOBAL read_only = 0")
 
 	onB := startWriter(t, b)
 	onB.next = w.next
 	onB.writeFor(1500 * time.Millisecond)
-	waitShipped(t, b, Target{Volume: volume}, "ns/db/binlog")
+	waitShipped(t, b, store, "ns/db/binlog")
 
 	last := onB.rows[len(onB.rows)-1]
-	ids, res := restoreTo(t, volume, "ns/db/base", ReplayOptions{UntilGTID: last.gtid.String()})
+	ids, res := restoreTo(t, store, "ns/db/base", ReplayOptions{UntilGTID: last.gtid.String()})
 	lostIDs := map[int]bool{}
 	for _, r := range lost {
 		lostIDs[r.id] = true
@@ -190,4 +192,13 @@ func TestPointInTimeRestoreAcrossAFailover(t *testing.T) {
 	}
 	t.Logf("restored through %s: %d transactions replayed, %d rows; the %d the cluster lost left out; window %s",
 		res.ReplayedThrough, res.Replayed, len(ids), len(lost), res.Window)
+
+	o := ReplayOptions{Target: store.at("ns/db/base"), Credentials: store.credentials, Archive: "ns/db/binlog",
+		UntilGTID: last.gtid.String(), Out: filepath.Join(t.TempDir(), "replay.sql")}
+	for passphrase, want := range map[string]string{"": "the archive is encrypted", "another": "does not open"} {
+		o.EncryptionKey = passphrase
+		if _, err := Replay(ctx, o); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a replay of the encrypted archive with passphrase %q: %v, want an error saying %q", passphrase, err, want)
+		}
+	}
 }

@@ -35,7 +35,9 @@ type ShipOptions struct {
 	Interval time.Duration
 	// Domain is the GTID domain the archive follows.
 	Domain uint32
-	Log    *slog.Logger
+	// EncryptionKey, when set, is the passphrase the pieces are sealed with.
+	EncryptionKey string
+	Log           *slog.Logger
 }
 
 // Ship ships the server's binary log while the server is a primary (it accepts writes), as the
@@ -64,6 +66,11 @@ func Ship(ctx context.Context, o ShipOptions) error {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &shipper{o: o, store: store, db: db}
+	if o.EncryptionKey != "" {
+		if s.sealer, err = newPieceSealer(o.EncryptionKey, o.Target.Key); err != nil {
+			return err
+		}
+	}
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
 	for {
@@ -80,9 +87,10 @@ func Ship(ctx context.Context, o ShipOptions) error {
 
 // shipper remembers where it stands in the current session.
 type shipper struct {
-	o     ShipOptions
-	store storage
-	db    *sql.DB
+	o      ShipOptions
+	store  storage
+	db     *sql.DB
+	sealer *pieceSealer
 
 	session string
 	file    string
@@ -205,7 +213,13 @@ func (s *shipper) shipFile(ctx context.Context, dir string, files []string) (nex
 	if scan.Complete > s.shipped {
 		piece := binlog.NewPiece(s.session, s.file, s.shipped, scan.Complete, scan.Transactions)
 		body := data[:scan.Complete-s.shipped]
-		if err := s.store.put(ctx, s.o.Target.Key+"/"+piece.Name(), bytes.NewReader(body), int64(len(body))); err != nil {
+		if s.sealer != nil {
+			piece.Encrypted = true
+			if body, err = s.sealer.seal(piece.Name(), body); err != nil {
+				return false, err
+			}
+		}
+		if err := s.store.put(ctx, s.o.Target.Key+"/"+piece.Key(), bytes.NewReader(body), int64(len(body))); err != nil {
 			return false, err
 		}
 		s.shipped, s.state = scan.Complete, state

@@ -83,13 +83,27 @@ func (w *writer) write() row {
 	return r
 }
 
+// archiveStore is where a test keeps its backups and its binary log archive.
+type archiveStore struct {
+	target      Target // without a key
+	credentials Credentials
+	passphrase  string
+}
+
+func (a archiveStore) at(key string) Target {
+	t := a.target
+	t.Key = key
+	return t
+}
+
 // shipInBackground ships m's binary log to the archive until the test ends.
-func shipInBackground(t *testing.T, m *mariadb, target Target) {
+func shipInBackground(t *testing.T, m *mariadb, store archiveStore, archive string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Ship(ctx, ShipOptions{Target: target, Connection: m.rootConnection(), Interval: 100 * time.Millisecond})
+		done <- Ship(ctx, ShipOptions{Target: store.at(archive), Credentials: store.credentials, EncryptionKey: store.passphrase,
+			Connection: m.rootConnection(), Interval: 100 * time.Millisecond})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -100,7 +114,7 @@ func shipInBackground(t *testing.T, m *mariadb, target Target) {
 }
 
 // waitShipped waits until the archive's chain from the base reaches m's newest transaction.
-func waitShipped(t *testing.T, m *mariadb, target Target, archive string) {
+func waitShipped(t *testing.T, m *mariadb, archiveAt archiveStore, archive string) {
 	t.Helper()
 	var position string
 	if err := m.root.QueryRow("SELECT @@gtid_binlog_pos").Scan(&position); err != nil {
@@ -110,7 +124,7 @@ func waitShipped(t *testing.T, m *mariadb, target Target, archive string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := openStorage(target, Credentials{})
+	store, err := openStorage(archiveAt.target, archiveAt.credentials)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,17 +150,18 @@ func waitShipped(t *testing.T, m *mariadb, target Target, archive string) {
 
 // restoreTo loads the base backup and the replay's SQL into a new server and returns the ids
 // of shop.orders, or nil when the table does not exist.
-func restoreTo(t *testing.T, volume, base string, o ReplayOptions) (map[int]bool, Result) {
+func restoreTo(t *testing.T, store archiveStore, base string, o ReplayOptions) (map[int]bool, Result) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	o.Target, o.Archive, o.Out = Target{Volume: volume, Key: base}, base[:strings.LastIndex(base, "/")]+"/binlog", filepath.Join(dir, "replay.sql")
+	o.Target, o.Archive, o.Out = store.at(base), base[:strings.LastIndex(base, "/")]+"/binlog", filepath.Join(dir, "replay.sql")
+	o.Credentials, o.EncryptionKey = store.credentials, store.passphrase
 	res, err := Replay(ctx, o)
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
 	dump := filepath.Join(dir, "base.sql.gz")
-	if _, err := Fetch(ctx, FetchOptions{Target: Target{Volume: volume, Key: base}, Out: dump}); err != nil {
+	if _, err := Fetch(ctx, FetchOptions{Target: store.at(base), Credentials: store.credentials, EncryptionKey: store.passphrase, Out: dump}); err != nil {
 		t.Fatal(err)
 	}
 	restored := startMariaDB(t)

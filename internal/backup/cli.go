@@ -197,7 +197,7 @@ func shipCommand(ctx context.Context, fs *flag.FlagSet, env Env, stderr io.Write
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err
 		}
-		o.Credentials, o.Connection.Password = credentialsFrom(env), env(EnvMySQLPassword)
+		o.Credentials, o.Connection.Password, o.EncryptionKey = credentialsFrom(env), env(EnvMySQLPassword), env(EnvEncryptionKey)
 		o.Log = slog.New(slog.NewTextHandler(stderr, nil))
 		return Result{}, Ship(ctx, o)
 	}
@@ -224,7 +224,7 @@ func replayCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resul
 		if o.Archive == "" || o.Out == "" {
 			return Result{}, usageError{fmt.Errorf("--%s and --%s are required", flagArchive, FlagOut)}
 		}
-		o.Credentials = credentialsFrom(env)
+		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
 		return Replay(ctx, o)
 	}
 }

@@ -24,6 +24,21 @@ type Piece struct {
 	// FirstTime and LastTime bound when its transactions committed, in Unix seconds.
 	FirstTime uint32
 	LastTime  uint32
+	// Encrypted says the stored object is sealed with the archive's key; its key is the name
+	// with EncryptedSuffix.
+	Encrypted bool
+}
+
+// EncryptedSuffix ends the key of an encrypted piece.
+const EncryptedSuffix = ".enc"
+
+// Key is the piece's key below the archive's root: its name, and the suffix of an encrypted
+// object.
+func (p Piece) Key() string {
+	if p.Encrypted {
+		return p.Name() + EncryptedSuffix
+	}
+	return p.Name()
 }
 
 // SessionName names a shipping session: when it began (so that names sort in time) and the
@@ -41,13 +56,14 @@ func (p Piece) Name() string {
 // HasTransactions tells whether the piece holds a transaction.
 func (p Piece) HasTransactions() bool { return p.LastSeq != 0 }
 
-// ParsePiece reads a name that Name made.
-func ParsePiece(name string) (Piece, error) {
+// ParsePiece reads a key that Key made.
+func ParsePiece(key string) (Piece, error) {
+	name, encrypted := strings.CutSuffix(key, EncryptedSuffix)
 	parts := strings.Split(name, "/")
 	if len(parts) != 3 {
 		return Piece{}, fmt.Errorf("%q is not an archived piece's name (session/file/range)", name)
 	}
-	p := Piece{Session: parts[0], File: parts[1]}
+	p := Piece{Session: parts[0], File: parts[1], Encrypted: encrypted}
 	fields := strings.FieldsFunc(parts[2], func(r rune) bool { return r == '_' || r == '-' })
 	if len(fields) != 7 {
 		return Piece{}, fmt.Errorf("%q is not an archived piece's name", name)
