@@ -166,6 +166,44 @@ type MySQLBackupPolicy struct {
 	// count and checksum with those recorded when the backup was taken.
 	// +optional
 	Verify bool `json:"verify,omitempty"`
+
+	// PointInTimeRecovery ships the server's binary log to the storage as it grows, so that a new
+	// MySQL can start from a backup and the transactions committed after it, up to any second
+	// (spec.restore.pointInTime).
+	// +optional
+	PointInTimeRecovery *PointInTimeRecovery `json:"pointInTimeRecovery,omitempty"`
+}
+
+// PointInTimeRecovery archives the binary log beside the backups. It needs MariaDB (10.11 or
+// later), whose GTIDs order the archive across failovers.
+type PointInTimeRecovery struct {
+	// Enabled ships every transaction to the storage within seconds of its commit, from the
+	// primary, in pieces sealed with the backups' encryption when it is set. The archive of a
+	// MySQL is kept under <prefix><namespace>/<mysql>/binlog/<uid>. Turning it on for a MySQL of
+	// one member restarts the server once, with its binary log on.
+	Enabled bool `json:"enabled"`
+}
+
+// PointInTimeTarget is where a restore's replay of the archived binary log stops: an instant or
+// a transaction. Exactly one of time and gtid is set.
+// +kubebuilder:validation:XValidation:rule="has(self.time) != has(self.gtid)",message="spec.restore.pointInTime must set exactly one of time and gtid"
+type PointInTimeTarget struct {
+	// Time restores the database as it was at this instant, given to the second in RFC 3339
+	// (2026-11-27T10:41:59Z): every transaction committed before it, none committed at it or
+	// after. It must lie between the backup and the archive's newest transaction.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+
+	// GTID names the last transaction replayed, such as 0-1-1234 (domain-server-sequence), as
+	// @@last_gtid or the binary log shows it.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,10}-[0-9]{1,10}-[0-9]{1,20}$`
+	// +optional
+	GTID string `json:"gtid,omitempty"`
+}
+
+// PointInTimeRecoveryEnabled tells whether p ships the binary log.
+func (p *MySQLBackupPolicy) PointInTimeRecoveryEnabled() bool {
+	return p != nil && p.PointInTimeRecovery != nil && p.PointInTimeRecovery.Enabled
 }
 
 // MySQLRestore is the backup a new MySQL starts from: its data is loaded before the server first
@@ -181,6 +219,13 @@ type MySQLRestore struct {
 	// Location of a backup's artifact in a storage, for a backup whose MySQLBackup is gone.
 	// +optional
 	Location *BackupLocation `json:"location,omitempty"`
+
+	// PointInTime replays, after the backup, the transactions its MySQL archived with
+	// spec.backup.pointInTimeRecovery, up to an instant or a transaction. The backup must have
+	// been taken while the archive was on. A target outside what the archive holds fails the
+	// restore before the server holds any data, naming the window it can restore.
+	// +optional
+	PointInTime *PointInTimeTarget `json:"pointInTime,omitempty"`
 }
 
 // MySQLBackupStatusSummary is what a MySQL's status says of its backups.

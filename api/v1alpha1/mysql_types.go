@@ -488,6 +488,13 @@ func (m *MySQL) HeadlessServiceName() string { return m.Name + "-headless" }
 // that creates that account each time the server starts.
 func (m *MySQL) BackupAccountSecretName() string { return m.Name + "-backup-account" }
 
+// BinlogArchiveKey is the root of the MySQL's binary log archive in a storage:
+// <prefix><namespace>/<name>/binlog/<uid>, so that a new MySQL of the same name, whose
+// transactions start again from the first, never joins an earlier one's archive.
+func (m *MySQL) BinlogArchiveKey(storage BackupStorage) string {
+	return storage.KeyPrefix() + m.Namespace + "/" + m.Name + "/binlog/" + string(m.UID)
+}
+
 // ExporterAccountSecretName holds the password of the account the metrics exporter connects as,
 // in the option file the exporter reads.
 func (m *MySQL) ExporterAccountSecretName() string { return m.Name + "-exporter-account" }

@@ -148,6 +148,11 @@ type MySQLBackupStatus struct {
 	// +optional
 	BinlogPosition string `json:"binlogPosition,omitempty"`
 
+	// GTIDPosition is MariaDB's @@gtid_binlog_pos at the dump: the transactions the backup holds,
+	// after which a restore to a point in time replays the archived binary log.
+	// +optional
+	GTIDPosition string `json:"gtidPosition,omitempty"`
+
 	// Databases counts the databases the backup holds.
 	// +optional
 	Databases int32 `json:"databases,omitempty"`

@@ -24,7 +24,8 @@ type ReplayOptions struct {
 	// Target is the storage; its key is the base backup's.
 	Target      Target
 	Credentials Credentials
-	// Archive is the key of the binary log archive's root in the same storage.
+	// Archive is the key of the binary log archive's root in the same storage; when empty, the
+	// one the base backup's manifest names.
 	Archive string
 	// UntilTime stops the replay before the first transaction that committed at or after it.
 	UntilTime time.Time
@@ -35,6 +36,9 @@ type ReplayOptions struct {
 	Domain uint32
 	// EncryptionKey is the passphrase of an encrypted archive.
 	EncryptionKey string
+	// UnlessInitialized, when set, is a server's data directory: when it already holds one, the
+	// server is restarting, not starting for the first time, and nothing is replayed.
+	UnlessInitialized string
 }
 
 // Window is what an archive can restore from one base backup: any instant from From to To.
@@ -61,6 +65,12 @@ func Replay(ctx context.Context, o ReplayOptions) (Result, error) {
 	if o.UntilTime.IsZero() == (o.UntilGTID == "") {
 		return Result{}, usageError{errors.New("give the target: a time or a GTID, not both")}
 	}
+	if o.UnlessInitialized != "" {
+		initialized, err := dataDirInitialized(o.UnlessInitialized)
+		if err != nil || initialized {
+			return Result{}, err
+		}
+	}
 	store, err := openStorage(o.Target, o.Credentials)
 	if err != nil {
 		return Result{}, err
@@ -72,6 +82,11 @@ func Replay(ctx context.Context, o ReplayOptions) (Result, error) {
 	base, err := replayBase(m, o.Domain)
 	if err != nil {
 		return Result{}, err
+	}
+	if o.Archive == "" {
+		if o.Archive = m.BinlogArchive; o.Archive == "" {
+			return Result{}, fmt.Errorf("the backup %s was taken while point-in-time recovery was off: it names no binary log archive to replay", m.Key)
+		}
 	}
 	pieces, err := listPieces(ctx, store, o.Archive)
 	if err != nil {

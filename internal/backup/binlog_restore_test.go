@@ -24,7 +24,7 @@ func TestPointInTimeRestore(t *testing.T) {
 	shipInBackground(t, primary, store, "ns/db/binlog")
 	w := startWriter(t, primary)
 	w.writeFor(1200 * time.Millisecond)
-	if _, err := Dump(ctx, DumpOptions{Target: Target{Volume: volume, Key: "ns/db/base"}, Connection: primary.backupConnection()}); err != nil {
+	if _, err := Dump(ctx, DumpOptions{Target: Target{Volume: volume, Key: "ns/db/base"}, Connection: primary.backupConnection(), BinlogArchive: "ns/db/binlog"}); err != nil {
 		t.Fatal(err)
 	}
 	w.writeFor(3 * time.Second)
@@ -96,6 +96,16 @@ func TestPointInTimeRestore(t *testing.T) {
 	t.Run("an unparseable GTID", func(t *testing.T) {
 		refused(t, ReplayOptions{UntilGTID: "yesterday"}, "is not a GTID")
 	})
+	t.Run("a backup taken without the archive", func(t *testing.T) {
+		if _, err := Dump(ctx, DumpOptions{Target: Target{Volume: volume, Key: "ns/db/plain"}, Connection: primary.backupConnection()}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Replay(ctx, ReplayOptions{Target: Target{Volume: volume, Key: "ns/db/plain"}, UntilGTID: w.rows[0].gtid.String(),
+			Out: filepath.Join(t.TempDir(), "replay.sql")})
+		if err == nil || !strings.Contains(err.Error(), "names no binary log archive") {
+			t.Fatalf("a replay after a backup that names no archive: %v", err)
+		}
+	})
 	t.Run("a piece missing from the storage", func(t *testing.T) {
 		removeMiddlePiece(t, volume, "ns/db/binlog")
 		refused(t, ReplayOptions{UntilTime: dropSent.Truncate(time.Second)}, "outside the recoverable window")
@@ -153,7 +163,7 @@ func TestPointInTimeRestoreAcrossAFailover(t *testing.T) {
 	w := startWriter(t, a)
 	w.writeFor(time.Second)
 	if _, err := Dump(ctx, DumpOptions{Target: store.at("ns/db/base"), Credentials: store.credentials, EncryptionKey: store.passphrase,
-		Connection: a.backupConnection()}); err != nil {
+		Connection: a.backupConnection(), BinlogArchive: "ns/db/binlog"}); err != nil {
 		t.Fatal(err)
 	}
 	w.writeFor(time.Second)

@@ -73,9 +73,19 @@ func Ship(ctx context.Context, o ShipOptions) error {
 	}
 	ticker := time.NewTicker(o.Interval)
 	defer ticker.Stop()
+	// A failure is logged when it begins or changes, not at every look: a server that restarts
+	// refuses connections for as long as it takes.
+	failing := ""
 	for {
-		if err := s.tick(ctx); err != nil && ctx.Err() == nil {
+		err := s.tick(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && err.Error() != failing:
+			failing = err.Error()
 			o.Log.Error("cannot ship the binary log", "error", err)
+		case err == nil && failing != "":
+			failing = ""
+			o.Log.Info("shipping again")
 		}
 		select {
 		case <-ctx.Done():
@@ -111,9 +121,13 @@ type serverState struct {
 func (s *shipper) tick(ctx context.Context) error {
 	var st serverState
 	var basename sql.NullString
-	err := s.db.QueryRowContext(ctx, "SELECT @@read_only, @@server_id, @@log_bin_basename").Scan(&st.readOnly, &st.serverID, &basename)
+	var version string
+	err := s.db.QueryRowContext(ctx, "SELECT @@read_only, @@server_id, @@log_bin_basename, VERSION()").Scan(&st.readOnly, &st.serverID, &basename, &version)
 	if err != nil {
 		return s.o.Connection.describe(err)
+	}
+	if !strings.Contains(version, "MariaDB") {
+		return fmt.Errorf("the server is MySQL %s: archiving its binary log needs MariaDB, whose GTIDs order the archive", version)
 	}
 	if !basename.Valid || basename.String == "" {
 		return errors.New("the server keeps no binary log (log_bin is off)")

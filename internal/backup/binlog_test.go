@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -154,7 +153,7 @@ func restoreTo(t *testing.T, store archiveStore, base string, o ReplayOptions) (
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	o.Target, o.Archive, o.Out = store.at(base), base[:strings.LastIndex(base, "/")]+"/binlog", filepath.Join(dir, "replay.sql")
+	o.Target, o.Out = store.at(base), filepath.Join(dir, "replay.sql")
 	o.Credentials, o.EncryptionKey = store.credentials, store.passphrase
 	res, err := Replay(ctx, o)
 	if err != nil {

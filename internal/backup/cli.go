@@ -118,6 +118,7 @@ func dumpCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result,
 		return nil
 	})
 	fs.IntVar(&o.CompressLevel, flagCompressLevel, DefaultCompressLevel, "gzip level, 0 (none) to 9 (smallest)")
+	fs.StringVar(&o.BinlogArchive, FlagBinlogArchive, "", "key of the server's binary log archive, recorded in the manifest")
 	fs.StringVar(&o.CatchUpHost, FlagCatchUpHost, "", "primary whose every transaction --host, a replica, applies before the dump (same port and account)")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
@@ -206,9 +207,9 @@ func shipCommand(ctx context.Context, fs *flag.FlagSet, env Env, stderr io.Write
 func replayCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Result, error) {
 	o := ReplayOptions{}
 	bindTarget(fs, &o.Target)
-	fs.StringVar(&o.Archive, flagArchive, "", "key of the binary log archive")
+	fs.StringVar(&o.Archive, FlagBinlogArchive, "", "key of the binary log archive (default: the one the backup's manifest names)")
 	fs.StringVar(&o.Out, FlagOut, "", "file the SQL is written to")
-	fs.Func(flagUntilTime, "RFC 3339 time: replay the transactions committed before it", func(s string) error {
+	fs.Func(FlagUntilTime, "RFC 3339 time: replay the transactions committed before it", func(s string) error {
 		t, err := time.Parse(time.RFC3339, s)
 		if err != nil {
 			return fmt.Errorf("%q is not an RFC 3339 time such as 2026-11-27T10:41:59Z", s)
@@ -216,13 +217,14 @@ func replayCommand(ctx context.Context, fs *flag.FlagSet, env Env) func() (Resul
 		o.UntilTime = t
 		return nil
 	})
-	fs.StringVar(&o.UntilGTID, flagUntilGTID, "", "GTID of the last transaction to replay, such as 0-1-1234")
+	fs.StringVar(&o.UnlessInitialized, FlagUnlessInit, "", "replay nothing when this data directory is already initialised")
+	fs.StringVar(&o.UntilGTID, FlagUntilGTID, "", "GTID of the last transaction to replay, such as 0-1-1234")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err
 		}
-		if o.Archive == "" || o.Out == "" {
-			return Result{}, usageError{fmt.Errorf("--%s and --%s are required", flagArchive, FlagOut)}
+		if o.Out == "" {
+			return Result{}, usageError{fmt.Errorf("--%s is required", FlagOut)}
 		}
 		o.Credentials, o.EncryptionKey = credentialsFrom(env), env(EnvEncryptionKey)
 		return Replay(ctx, o)

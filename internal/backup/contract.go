@@ -105,13 +105,15 @@ const (
 	flagResult         = "result"
 	flagWaitTimeout    = "wait-timeout"
 	flagInterval       = "interval"
-	flagArchive        = "archive"
-	flagUntilTime      = "until-time"
-	flagUntilGTID      = "until-gtid"
 	flagCompressLevel  = "compress-level"
 	FlagDir            = "dir"
 	FlagUnlessNonEmpty = "unless-nonempty"
 	FlagCatchUpHost    = "catch-up-host"
+	// FlagBinlogArchive names the key of a binary log archive: recorded by a dump, read by a replay.
+	FlagBinlogArchive = "binlog-archive"
+	// FlagUntilTime and FlagUntilGTID are where a replay stops.
+	FlagUntilTime = "until-time"
+	FlagUntilGTID = "until-gtid"
 )
 
 // Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key

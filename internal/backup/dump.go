@@ -29,6 +29,9 @@ type DumpOptions struct {
 	CatchUpHost string
 	// CatchUpTimeout bounds that wait; zero means the default.
 	CatchUpTimeout time.Duration
+	// BinlogArchive, when set, is the key of the server's binary log archive in the same
+	// storage, which the manifest records for a replay after this backup.
+	BinlogArchive string
 	// DumpCommand replaces the mysqldump found on the PATH.
 	DumpCommand string
 	// LockTimeout bounds the wait for the global read lock; DumpStartTimeout the wait for
@@ -223,7 +226,7 @@ func (o *DumpOptions) dump(ctx context.Context, store storage, tool dumpTool, db
 	m := &manifest{
 		FormatVersion: manifestFormatVersion, Key: o.Target.Key, Artifact: artifact,
 		Size: out.stored.size, SHA256: out.stored.sha256, Encrypted: encrypted, Compression: "gzip",
-		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, GTIDPosition: snap.gtidPosition, Created: created,
+		ServerVersion: snap.serverVersion, BinlogPosition: snap.binlogPosition, GTIDPosition: snap.gtidPosition, BinlogArchive: o.BinlogArchive, Created: created,
 		Databases: append([]string{}, snap.databases...), Tables: sums,
 	}
 	if err := writeManifest(ctx, store, m); err != nil {

@@ -28,13 +28,16 @@ type manifest struct {
 	SHA256        string `json:"sha256"`
 	Encrypted     bool   `json:"encrypted"`
 	// Compression of the SQL in the artifact: "gzip".
-	Compression    string          `json:"compression"`
-	ServerVersion  string          `json:"serverVersion"`
-	BinlogPosition string          `json:"binlogPosition,omitempty"`
-	GTIDPosition   string          `json:"gtidPosition,omitempty"`
-	Created        time.Time       `json:"created"`
-	Databases      []string        `json:"databases"`
-	Tables         []tableChecksum `json:"tables"`
+	Compression    string `json:"compression"`
+	ServerVersion  string `json:"serverVersion"`
+	BinlogPosition string `json:"binlogPosition,omitempty"`
+	GTIDPosition   string `json:"gtidPosition,omitempty"`
+	// BinlogArchive is the key of the archive of the server's binary log in the same storage,
+	// when one was kept: a replay after this backup reads it.
+	BinlogArchive string          `json:"binlogArchive,omitempty"`
+	Created       time.Time       `json:"created"`
+	Databases     []string        `json:"databases"`
+	Tables        []tableChecksum `json:"tables"`
 }
 
 // result is the Result that reports the backup described by m.

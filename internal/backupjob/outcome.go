@@ -99,3 +99,22 @@ func bounded(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
+
+// ContainerFailure is why the named container of pod last failed, as its result says, or empty
+// when it has not failed.
+func ContainerFailure(pod *corev1.Pod, container string) string {
+	for _, s := range containerStatuses(pod) {
+		t := s.State.Terminated
+		if t == nil {
+			t = s.LastTerminationState.Terminated
+		}
+		if s.Name != container || t == nil || t.ExitCode == 0 {
+			continue
+		}
+		if r := podResult(pod, container); r != nil && r.Error != "" {
+			return r.Error
+		}
+		return fmt.Sprintf("container %s exited %d", container, t.ExitCode)
+	}
+	return ""
+}

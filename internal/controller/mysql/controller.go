@@ -181,7 +181,7 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	); err != nil {
 		return ctrl.Result{}, err
 	}
-	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim)
+	restore, wait, err := r.restoreSource(ctx, m, seen.sts, seen.claim, seen.pods)
 	if seen.restoreWait = wait; err != nil || wait != "" {
 		return ctrl.Result{RequeueAfter: nextBackup}, err
 	}

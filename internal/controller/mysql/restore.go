@@ -14,6 +14,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/backupjob"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
@@ -47,7 +48,7 @@ func (r *Reconciler) reconcileBackupAccount(ctx context.Context, m *appsv1alpha1
 
 // restoreSource is the backup a new MySQL loads, while it has not yet served from it: nil when
 // there is none or the restore is over. wait explains why the server cannot be created yet.
-func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim) (restore *resources.Restore, wait string, err error) {
+func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, sts *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim, pods []corev1.Pod) (restore *resources.Restore, wait string, err error) {
 	spec := m.Spec.Restore
 	if spec == nil || (m.Status.Restore != nil && m.Status.Restore.CompletionTime != nil) {
 		return nil, "", nil
@@ -58,6 +59,9 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 		m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec), CompletionTime: ptr.To(metav1.Now())}
 		event.Restored.Emit(r.Recorder, m, nil, "the server serves the data restored from %s", restoreSourceName(spec))
 		return nil, "", nil
+	}
+	if failure := restoreFailure(pods); failure != "" {
+		return nil, failure, nil
 	}
 	if sts == nil && claim != nil {
 		return nil, fmt.Sprintf("spec.restore: the data volume claim %s holds the data of an earlier MySQL of this name, which a restore would not replace; "+
@@ -83,7 +87,7 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 		loc = b.Status.Location
 	}
 	m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec)}
-	return backupresources.Restore(*loc, r.BackupImage), "", nil
+	return backupresources.Restore(*loc, spec.PointInTime, r.BackupImage, m.Spec.Image), "", nil
 }
 
 // restoreWaitingPrefix starts the message of a restore that waits for its backup to complete,
@@ -95,6 +99,23 @@ func restoreSourceName(spec *appsv1alpha1.MySQLRestore) string {
 		return "MySQLBackup " + spec.BackupName
 	}
 	return spec.Location.Storage.Describe() + "/" + spec.Location.Key
+}
+
+// restoreFailure says why the fetch or the replay of a restore failed, as the container's result
+// tells: the kubelet retries it, but a backup that does not open or a target outside the
+// archive's window fails again, and the server never starts on part of the data. Only a new
+// MySQL with another spec.restore can succeed.
+func restoreFailure(pods []corev1.Pod) string {
+	for i := range pods {
+		for _, container := range []string{backupresources.FetchContainer, backupresources.ReplayContainer} {
+			if failure := backupjob.ContainerFailure(&pods[i], container); failure != "" {
+				return fmt.Sprintf("spec.restore: the %s of pod %s failed: %s. The server has started on none of the data; "+
+					"the kubelet tries again, but when that cannot change (a target outside the archive, a backup that does not open), "+
+					"delete this MySQL and its data volume claim and create it with a restore that can succeed", container, pods[i].Name, failure)
+			}
+		}
+	}
+	return ""
 }
 
 func hasRestoreContainer(sts *appsv1.StatefulSet) bool {

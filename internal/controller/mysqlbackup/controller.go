@@ -166,7 +166,7 @@ func (r *Reconciler) observeDump(ctx context.Context, b *appsv1alpha1.MySQLBacku
 	b.Status.Phase = appsv1alpha1.BackupSucceeded
 	b.Status.CompletionTime = completionTime(job)
 	b.Status.Size, b.Status.SHA256, b.Status.Encrypted = res.Size, res.SHA256, res.Encrypted
-	b.Status.ServerVersion, b.Status.BinlogPosition = res.ServerVersion, res.BinlogPosition
+	b.Status.ServerVersion, b.Status.BinlogPosition, b.Status.GTIDPosition = res.ServerVersion, res.BinlogPosition, res.GTIDPosition
 	b.Status.Databases, b.Status.Tables = int32(res.Databases), int32(res.Tables)
 	setComplete(b, metav1.ConditionTrue, appsv1alpha1.ReasonBackupSucceeded,
 		fmt.Sprintf("%d tables of %d databases, %d bytes", res.Tables, res.Databases, res.Size))

@@ -37,11 +37,11 @@ func BackupAccountSecret(m *appsv1alpha1.MySQL, password []byte, exporter Export
 		})
 }
 
-// Restore is what a new MySQL's pod needs to load a backup on its first start: the container that
-// fetches it, from the operator's image.
+// Restore is what a new MySQL's pod needs to load a backup on its first start: the init
+// containers that fetch it (and write the archived transactions to replay after it), in order.
 type Restore struct {
-	Container *corev1ac.ContainerApplyConfiguration
-	Volumes   []*corev1ac.VolumeApplyConfiguration
+	Containers []*corev1ac.ContainerApplyConfiguration
+	Volumes    []*corev1ac.VolumeApplyConfiguration
 	// Mount is where the fetched dump is, for the server's entrypoint to load.
 	Mount *corev1ac.VolumeMountApplyConfiguration
 }

@@ -61,6 +61,8 @@ func MyCnf(m *appsv1alpha1.MySQL) string {
 	b.WriteString("init-file=" + accountsDir + "/" + AccountsFile + "\n")
 	if m.Clustered() {
 		b.WriteString(clusterCnf())
+	} else if m.Spec.Backup.PointInTimeRecoveryEnabled() {
+		b.WriteString(binlogCnf())
 	}
 	for _, line := range m.Spec.Config {
 		b.WriteString(strings.TrimSpace(line))
@@ -220,7 +222,7 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 		withSeeding(pod, m, toolsImage)
 	}
 	if restore != nil {
-		pod.WithInitContainers(restore.Container).WithVolumes(restore.Volumes...)
+		pod.WithInitContainers(restore.Containers...).WithVolumes(restore.Volumes...)
 		server.WithVolumeMounts(restore.Mount)
 	}
 	pod.WithContainers(server)
@@ -229,6 +231,9 @@ func podTemplate(m *appsv1alpha1.MySQL, labels map[string]string, restore *Resto
 	}
 	if c, volume := exporter(m); c != nil {
 		pod.WithContainers(c).WithVolumes(volume)
+	}
+	if spec.Backup.PointInTimeRecoveryEnabled() {
+		withShipper(pod, m, toolsImage)
 	}
 	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, affinity(m))
 	return corev1ac.PodTemplateSpec().

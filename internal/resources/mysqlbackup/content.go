@@ -8,6 +8,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
+	mysqlresources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
@@ -39,7 +40,7 @@ func ContentJobLabels(b *appsv1alpha1.WordPressBackup) map[string]string {
 // ArchiveJob archives wp of the WordPress wp into loc. It mounts the site's volume read-only
 // beside the running site, on the same node, as a volume one node can mount requires.
 func ArchiveJob(b *appsv1alpha1.WordPressBackup, wp *appsv1alpha1.WordPress, loc appsv1alpha1.BackupLocation, toolsImage string) *batchv1ac.JobApplyConfiguration {
-	access := Access(loc)
+	access := mysqlresources.Access(loc)
 	args := append([]string{"/appkeeper", "backup", backup.CommandArchive, "--" + backup.FlagDir + "=" + contentPath}, access.Args...)
 	pod := contentPod(wp, true).
 		WithVolumes(access.Volumes...).
@@ -62,7 +63,7 @@ func ArchiveJob(b *appsv1alpha1.WordPressBackup, wp *appsv1alpha1.WordPress, loc
 // RestoreContentJob fills the empty wp-content volume of a new WordPress from the archive at loc,
 // before the site's first pod starts.
 func RestoreContentJob(wp *appsv1alpha1.WordPress, loc appsv1alpha1.BackupLocation, toolsImage string) *batchv1ac.JobApplyConfiguration {
-	access := Access(loc)
+	access := mysqlresources.Access(loc)
 	args := append([]string{"/appkeeper", "backup", backup.CommandExtract, "--" + backup.FlagDir + "=" + contentPath,
 		"--" + backup.FlagUnlessNonEmpty}, access.Args...)
 	pod := contentPod(wp, false).

@@ -2,6 +2,7 @@ package mysqlbackup
 
 import (
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,8 +22,10 @@ const (
 	InstallContainer = "install"
 	DumpContainer    = "dump"
 	FetchContainer   = "fetch"
-	ServerContainer  = "server"
-	VerifyContainer  = "verify"
+	// ReplayContainer writes the archived transactions a restore to a point in time replays.
+	ReplayContainer = "replay"
+	ServerContainer = "server"
+	VerifyContainer = "verify"
 )
 
 // Attempts bound the retries of a Job: a dump that failed on a passing fault (the server
@@ -33,15 +36,19 @@ const (
 )
 
 const (
-	toolsPath      = "/tools"
-	toolsVolume    = "tools"
-	initdbVolume   = "initdb"
-	initdbPath     = mysqlresources.InitdbDir
-	scratchVolume  = "scratch-data"
-	dataPath       = "/var/lib/mysql"
-	restoreFile    = "restore.sql.gz"
-	startupPeriod  = 5
-	startupMinutes = 120
+	toolsPath     = "/tools"
+	toolsVolume   = "tools"
+	initdbVolume  = "initdb"
+	initdbPath    = mysqlresources.InitdbDir
+	scratchVolume = "scratch-data"
+	dataPath      = "/var/lib/mysql"
+	restoreFile   = "restore.sql.gz"
+	// replayFile sorts after restoreFile whatever the collation, so that the entrypoint loads it
+	// after the dump.
+	replayFile         = "zz-replay.sql"
+	restoreToolsVolume = "restore-tools"
+	startupPeriod      = 5
+	startupMinutes     = 120
 )
 
 var gvk = appsv1alpha1.GroupVersion.WithKind("MySQLBackup")
@@ -78,7 +85,7 @@ func SourceMember(m *appsv1alpha1.MySQL) string {
 // keys in prune. The dump reads member when one is named, else the primary through the client
 // Service, and connects as the backup account; every secret comes by secretKeyRef.
 func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, loc appsv1alpha1.BackupLocation, prune []string, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
-	access := Access(loc)
+	access := mysqlresources.Access(loc)
 	args := append([]string{toolsPath + "/appkeeper", "backup", backup.CommandDump}, access.Args...)
 	host := m.Host()
 	if member != "" {
@@ -90,6 +97,10 @@ func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, 
 		"--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort),
 		"--"+backup.FlagUser+"="+backup.AccountUser)
 	args = append(args, backup.PruneArgs(prune)...)
+	if b.Spec.Storage == nil && m.Spec.Backup.PointInTimeRecoveryEnabled() {
+		// The backup lies beside the archive, in the storage of spec.backup: a replay finds it.
+		args = append(args, "--"+backup.FlagBinlogArchive+"="+mysqlresources.ArchiveLocation(m).Key)
+	}
 	env := append([]*corev1ac.EnvVarApplyConfiguration{
 		secretEnv(backup.EnvMySQLPassword, m.BackupAccountSecretName(), appsv1alpha1.SecretKeyPassword),
 	}, access.Env...)
@@ -112,7 +123,7 @@ func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, 
 // data folder beside the check, and compares every table with the backup's manifest. The scratch
 // server's root password is m's, which the Job's pod alone can reach.
 func VerifyJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alpha1.BackupLocation, toolsImage, serverImage string) *batchv1ac.JobApplyConfiguration {
-	access := Access(loc)
+	access := mysqlresources.Access(loc)
 	initdb := corev1ac.VolumeMount().WithName(initdbVolume).WithMountPath(initdbPath)
 	rootPassword := secretEnv("MYSQL_ROOT_PASSWORD", m.SecretName(), appsv1alpha1.SecretKeyRootPassword)
 	fetch := append([]string{"/appkeeper", "backup", backup.CommandFetch}, access.Args...)
@@ -152,25 +163,47 @@ func VerifyJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, loc appsv1alp
 
 // Restore loads the backup at loc into a new MySQL's pod: its init container writes the dump where
 // the server image's entrypoint loads it on the first start, and does nothing on later starts,
-// when the data folder is initialised.
-func Restore(loc appsv1alpha1.BackupLocation, toolsImage string) *mysqlresources.Restore {
-	access := Access(loc)
+// when the data folder is initialised. With a point in time, a second one, in serverImage (whose
+// mariadb-binlog turns the archive into SQL), writes the archived transactions that follow the
+// backup up to the target, loaded after the dump; a target outside the archive fails it before
+// the server holds any data.
+func Restore(loc appsv1alpha1.BackupLocation, target *appsv1alpha1.PointInTimeTarget, toolsImage, serverImage string) *mysqlresources.Restore {
+	access := mysqlresources.Access(loc)
 	initdb := corev1ac.VolumeMount().WithName(initdbVolume).WithMountPath(initdbPath)
+	data := corev1ac.VolumeMount().WithName(mysqlresources.DataVolume).WithMountPath(dataPath).WithReadOnly(true)
 	args := append([]string{"/appkeeper", "backup", backup.CommandFetch}, access.Args...)
 	args = append(args, "--"+backup.FlagOut+"="+initdbPath+"/"+restoreFile, "--"+backup.FlagUnlessInit+"="+dataPath)
-	return &mysqlresources.Restore{
-		Container: container(FetchContainer, toolsImage).
+	r := &mysqlresources.Restore{
+		Containers: []*corev1ac.ContainerApplyConfiguration{container(FetchContainer, toolsImage).
 			WithCommand(args...).
 			WithEnv(access.Env...).
-			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-				initdb,
-				corev1ac.VolumeMount().WithName(mysqlresources.DataVolume).WithMountPath(dataPath).WithReadOnly(true),
-			}, access.Mounts...)...),
+			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{initdb, data}, access.Mounts...)...)},
 		Volumes: append([]*corev1ac.VolumeApplyConfiguration{
 			corev1ac.Volume().WithName(initdbVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 		}, access.Volumes...),
 		Mount: initdb,
 	}
+	if target == nil {
+		return r
+	}
+	tools := corev1ac.VolumeMount().WithName(restoreToolsVolume).WithMountPath(toolsPath)
+	replay := append([]string{toolsPath + "/appkeeper", "backup", backup.CommandReplay}, access.Args...)
+	replay = append(replay, "--"+backup.FlagOut+"="+initdbPath+"/"+replayFile, "--"+backup.FlagUnlessInit+"="+dataPath)
+	if target.Time != nil {
+		replay = append(replay, "--"+backup.FlagUntilTime+"="+target.Time.UTC().Format(time.RFC3339))
+	} else {
+		replay = append(replay, "--"+backup.FlagUntilGTID+"="+target.GTID)
+	}
+	r.Volumes = append(r.Volumes, corev1ac.Volume().WithName(restoreToolsVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	r.Containers = append(r.Containers,
+		container(InstallContainer, toolsImage).
+			WithCommand("/appkeeper", "backup", backup.CommandInstall, toolsPath+"/appkeeper").
+			WithVolumeMounts(tools),
+		container(ReplayContainer, serverImage).
+			WithCommand(replay...).
+			WithEnv(access.Env...).
+			WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{initdb, data, tools}, access.Mounts...)...))
+	return r
 }
 
 func job(owner metav1.Object, kind schema.GroupVersionKind, labels map[string]string, name string, backoffLimit int32, pod *corev1ac.PodSpecApplyConfiguration) *batchv1ac.JobApplyConfiguration {

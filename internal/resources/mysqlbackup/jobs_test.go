@@ -3,6 +3,7 @@ package mysqlbackup
 import (
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -53,5 +54,43 @@ func TestABackupReadsAReplicaInStepWhenThereIsOne(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A restore to a point in time fetches the backup, then writes the archived transactions up to
+// the target with the server image's own tools, loaded after the dump; both do nothing once the
+// data folder is initialised.
+func TestARestoreToAPointInTimeReplaysAfterTheDump(t *testing.T) {
+	loc := appsv1alpha1.BackupLocation{Key: "prod/shop/db/monday",
+		Storage: appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}}
+	plain := Restore(loc, nil, "tools:test", "mariadb:10.11")
+	if len(plain.Containers) != 1 || *plain.Containers[0].Name != FetchContainer {
+		t.Fatalf("a restore without a point in time runs %d containers", len(plain.Containers))
+	}
+	at := metav1.Date(2026, 11, 27, 10, 41, 59, 0, time.UTC)
+	r := Restore(loc, &appsv1alpha1.PointInTimeTarget{Time: &at}, "tools:test", "mariadb:10.11")
+	var names []string
+	for _, c := range r.Containers {
+		names = append(names, *c.Name)
+	}
+	if !slices.Equal(names, []string{FetchContainer, InstallContainer, ReplayContainer}) {
+		t.Fatalf("init containers %v", names)
+	}
+	replay := r.Containers[2]
+	if *replay.Image != "mariadb:10.11" {
+		t.Errorf("the replay runs in %s, want the server's image, whose mariadb-binlog it needs", *replay.Image)
+	}
+	for _, want := range []string{"--" + backup.FlagUntilTime + "=2026-11-27T10:41:59Z", "--key=prod/shop/db/monday",
+		"--" + backup.FlagOut + "=" + initdbPath + "/" + replayFile, "--" + backup.FlagUnlessInit + "=" + dataPath} {
+		if !slices.Contains(replay.Command, want) {
+			t.Errorf("replay command %v lacks %s", replay.Command, want)
+		}
+	}
+	if replayFile <= restoreFile {
+		t.Errorf("%s sorts before %s: the entrypoint would replay before it loads the dump", replayFile, restoreFile)
+	}
+	gtid := Restore(loc, &appsv1alpha1.PointInTimeTarget{GTID: "0-1-1234"}, "tools:test", "mariadb:10.11")
+	if !slices.Contains(gtid.Containers[2].Command, "--"+backup.FlagUntilGTID+"=0-1-1234") {
+		t.Errorf("replay command %v lacks the GTID", gtid.Containers[2].Command)
 	}
 }

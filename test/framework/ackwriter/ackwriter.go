@@ -115,8 +115,10 @@ func (w *Writer) Acknowledged() int {
 // Result is what a writer did.
 type Result struct {
 	// First and Issued are the first and the last id the writer issued.
-	First, Issued   int64
+	First, Issued int64
+	// Acked are the acknowledged ids in the order of their acknowledgements, each at AckedAt.
 	Acked           []int64
+	AckedAt         []time.Time
 	Failed, InDoubt []int64
 	// LongestGap is the longest time between two acknowledgements, and GapEnd when it ended.
 	LongestGap time.Duration
@@ -133,7 +135,7 @@ func (w *Writer) Stop() Result {
 	acked := slices.Clone(w.acked)
 	slices.SortFunc(acked, func(a, b ack) int { return a.at.Compare(b.at) })
 	for i, a := range acked {
-		r.Acked = append(r.Acked, a.id)
+		r.Acked, r.AckedAt = append(r.Acked, a.id), append(r.AckedAt, a.at)
 		if i > 0 && a.at.Sub(acked[i-1].at) > r.LongestGap {
 			r.LongestGap, r.GapEnd = a.at.Sub(acked[i-1].at), a.at
 		}
