@@ -49,7 +49,11 @@ func (c *clusterUnderTest) startWriter(t *testing.T, connections int) *ackwriter
 // namespace, waits until it is Available, and opens its client Service with the writer's table in
 // its database.
 func newLedger(t *testing.T, namespace string, members int, spec ...string) (*clusterUnderTest, time.Duration) {
-	ns := newNamespace(t, namespace, restricted)
+	return newLedgerIn(t, newNamespace(t, namespace, restricted), members, spec...)
+}
+
+// newLedgerIn is newLedger in the namespace ns, which holds what the spec refers to.
+func newLedgerIn(t *testing.T, ns string, members int, spec ...string) (*clusterUnderTest, time.Duration) {
 	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
 kind: MySQL

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
 	"github.com/appkeeper/appkeeper/test/framework/await"
 	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
@@ -60,7 +61,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 	t.Run("writes wait while no replica acknowledges", c.writesWait)
 	t.Run("a hang shorter than the failover delay keeps the primary", c.delayedFailover)
 	for trial := range clusterTrials() {
-		t.Run(fmt.Sprintf("switchover %d", trial+1), c.switchOver)
+		t.Run(fmt.Sprintf("switchover %d", trial+1), func(t *testing.T) { c.switchOver(t) })
 		for _, f := range faults {
 			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.connections, f.fault) })
 		}
@@ -72,7 +73,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 
 // failOver runs fault on the primary while the writer writes, and checks that a replica took
 // over and that every member holds every acknowledged row.
-func (c *clusterUnderTest) failOver(t *testing.T, name string, connections int, fault func(*testing.T, *corev1.Pod)) {
+func (c *clusterUnderTest) failOver(t *testing.T, name string, connections int, fault func(*testing.T, *corev1.Pod)) ackwriter.Result {
 	c.t = t
 	w := c.startWriter(t, connections)
 	c.waitForAcks(w, 100)
@@ -98,11 +99,12 @@ func (c *clusterUnderTest) failOver(t *testing.T, name string, connections int, 
 		outcome, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
 	c.record(name, r)
+	return r
 }
 
 // switchOver hands the primary's role to a replica with the kubectl plugin
 // while the writer writes, and refuses a switchover to a member that does not exist.
-func (c *clusterUnderTest) switchOver(t *testing.T) {
+func (c *clusterUnderTest) switchOver(t *testing.T) ackwriter.Result {
 	c.t = t
 	w := c.startWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
@@ -130,6 +132,7 @@ func (c *clusterUnderTest) switchOver(t *testing.T) {
 		t.Errorf("a refused switchover moved the primary from %s (epoch %d) to %s (epoch %d)",
 			after.Status.Primary, after.Status.Epoch, again.Status.Primary, again.Status.Epoch)
 	}
+	return r
 }
 
 // blockedFailover hangs a replica, then kills the primary: the replica may hold the last

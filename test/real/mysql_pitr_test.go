@@ -1,0 +1,230 @@
+//go:build real
+
+package real
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/binlog"
+	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
+)
+
+// A cluster of three ships its binary log to the object store while a writer writes through a
+// backup, a failover and a switchover; then a table is dropped. A new MySQL restored to one
+// second before the drop holds every row acknowledged before that second and none written at or
+// after it; one restored to a GTID read between two writers holds the rows of the first writer
+// and none of the later ones; a target past the archive fails the restore, naming the window,
+// before the server holds any data.
+func TestMySQLPointInTimeRecovery(t *testing.T) {
+	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
+	ns := newNamespace(t, "pitr", restricted)
+	createS3Keys(t, ns, store)
+	kubectl(t, "", "create", "secret", "generic", "-n", ns, "backup-key", "--from-literal=passphrase=correct horse battery staple")
+	c, _ := newLedgerIn(t, ns, 3, fmt.Sprintf(`backup:
+    schedule: "0 3 * * *"
+    suspend: true
+    storage: {s3: {endpoint: %q, bucket: %s, prefix: prod/, forcePathStyle: true, credentialsSecretRef: {name: s3-keys}}}
+    encryption: {keySecretRef: {name: backup-key, key: passphrase}}
+    pointInTimeRecovery: {enabled: true}`, store.Endpoint, store.Bucket))
+	archive := "prod/" + ns + "/ledger/binlog/" + string(c.get().UID)
+
+	w := c.startWriter(t, writerConnections)
+	c.waitForAcks(w, 100)
+	kubectlAppkeeper(t, "backup", "mysql/ledger", "-n", ns, "--name", "base", "--timeout", timeout.String())
+	base := waitBackup(t, ns, "base", false)
+	basePosition, err := binlog.ParsePosition(base.Status.GTIDPosition)
+	if err != nil || len(basePosition) == 0 {
+		t.Fatalf("the backup's status.gtidPosition %q: %v", base.Status.GTIDPosition, err)
+	}
+	c.waitForAcks(w, w.Acknowledged()+100)
+	first := w.Stop()
+	c.issued = first.Issued
+	// With no writer running, the primary's position holds every row acknowledged so far.
+	gtidTarget := c.position()
+
+	later := []ackwriter.Result{
+		c.failOver(t, "mariadbd killed", writerConnections, killMainProcess),
+		c.switchOver(t),
+	}
+	last := c.startWriter(t, writerConnections)
+	time.Sleep(3 * time.Second)
+	c.waitForAcks(last, 100)
+	later = append(later, last.Stop())
+	c.issued = later[len(later)-1].Issued
+	dropSent := time.Now()
+	if _, err := c.service.Exec("DROP TABLE " + ackwriter.Table); err != nil {
+		t.Fatal(err)
+	}
+	archived := waitArchived(t, store, archive, binlog.SeqIn(basePosition, 0), c.position())
+	t.Logf("the archive holds %d pieces; the drop was shipped %s after it was sent", archived, time.Since(dropSent).Round(time.Millisecond))
+	all := append([]ackwriter.Result{first}, later...)
+
+	t.Run("to one second before the drop", func(t *testing.T) {
+		target := dropSent.Truncate(time.Second).Add(-time.Second)
+		rows := restoredRows(t, ns, "before-drop", fmt.Sprintf("{time: %q}", target.UTC().Format(time.RFC3339)))
+		var kept, missing, late int
+		for _, r := range all {
+			for i, id := range r.Acked {
+				if _, ok := rows[id]; r.AckedAt[i].Before(target) && !ok {
+					missing++
+					t.Errorf("row %d, acknowledged at %s, is missing after a restore to %s", id, r.AckedAt[i].Format(time.RFC3339Nano), target)
+				}
+			}
+		}
+		for id, at := range rows {
+			if !at.Before(target) {
+				late++
+				t.Errorf("row %d, written at %s, is there after a restore to %s", id, at.Format(time.RFC3339Nano), target)
+			}
+			kept++
+		}
+		written := 0
+		for _, r := range all {
+			written += len(r.Acked)
+		}
+		if kept == written {
+			t.Errorf("the restore kept all %d rows: the target left nothing out", written)
+		}
+		t.Logf("restored to %s: %d of %d acknowledged rows, across a failover and a switchover", target.Format(time.RFC3339), kept, written)
+	})
+
+	t.Run("to a GTID", func(t *testing.T) {
+		rows := restoredRows(t, ns, "at-gtid", fmt.Sprintf("{gtid: %q}", gtidTarget))
+		for _, id := range first.Acked {
+			if _, ok := rows[id]; !ok {
+				t.Errorf("row %d, acknowledged before %s, is missing", id, gtidTarget)
+			}
+		}
+		for id := range rows {
+			if id > first.Issued {
+				t.Errorf("row %d, written after %s, is there", id, gtidTarget)
+			}
+		}
+		t.Logf("restored through %s: %d rows, the first writer's %d acknowledged", gtidTarget, len(rows), len(first.Acked))
+	})
+
+	t.Run("a target past the archive fails before the server starts", func(t *testing.T) {
+		createRestored(t, ns, "too-late", fmt.Sprintf("{time: %q}", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
+		await.Eventually(t, timeout, func(ctx context.Context) error {
+			m := &appsv1alpha1.MySQL{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "too-late"}, m); err != nil {
+				return err
+			}
+			for _, cond := range m.Status.Conditions {
+				if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonRestoreSourceNotReady &&
+					strings.Contains(cond.Message, "outside the recoverable window") {
+					t.Logf("Degraded: %s", cond.Message)
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %+v", m.Status.Conditions)
+		})
+		await.WantEvents(t, k8s, ns, time.Minute, appsv1alpha1.ReasonRestoreSourceNotReady)
+		pod := getPod(t, ns, "too-late-0")
+		for _, s := range pod.Status.ContainerStatuses {
+			if s.Name == "mysql" && (s.State.Running != nil || s.RestartCount > 0) {
+				t.Errorf("the server of a failed restore started: %+v", s.State)
+			}
+		}
+	})
+}
+
+// position is the primary's @@gtid_binlog_pos.
+func (c *clusterUnderTest) position() string {
+	c.t.Helper()
+	var position string
+	if err := c.service.QueryRow("SELECT @@gtid_binlog_pos").Scan(&position); err != nil {
+		c.t.Fatal(err)
+	}
+	return position
+}
+
+// waitArchived waits until the archive joins the base position to want, and returns how many
+// pieces it holds.
+func waitArchived(t *testing.T, store *testcluster.ObjectStore, archive string, base uint64, want string) int {
+	t.Helper()
+	position, err := binlog.ParsePosition(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []binlog.Piece
+	await.Eventually(t, time.Minute, func(context.Context) error {
+		pieces = pieces[:0]
+		for _, key := range store.Objects(t) {
+			if name, ok := strings.CutPrefix(key, archive+"/"); ok {
+				p, err := binlog.ParsePiece(name)
+				if err != nil {
+					return err
+				}
+				pieces = append(pieces, p)
+			}
+		}
+		chain, err := binlog.Plan(pieces, 0, base)
+		if err != nil {
+			return err
+		}
+		if chain.Last < binlog.SeqIn(position, 0) {
+			return fmt.Errorf("the archive reaches %d of %s (%d pieces; gap %q)", chain.Last, want, len(pieces), chain.Gap)
+		}
+		return nil
+	})
+	return len(pieces)
+}
+
+// createRestored creates a MySQL of one member restored from the backup base to target.
+func createRestored(t *testing.T, ns, name, target string) {
+	t.Helper()
+	kubectl(t, fmt.Sprintf(`
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: MySQL
+metadata:
+  name: %s
+spec:
+  image: %s
+  database: ledger
+  user: clerk
+  storage: {size: 1Gi}
+  restore: {backupName: base, pointInTime: %s}
+`, name, mariadbImage, target), "apply", "-n", ns, "-f", "-")
+}
+
+// restoredRows creates a MySQL restored to target, waits until it is Available and returns the
+// writer's rows it holds, with when each was written.
+func restoredRows(t *testing.T, ns, name, target string) map[int64]time.Time {
+	t.Helper()
+	created := time.Now()
+	createRestored(t, ns, name, target)
+	took := waitAvailable(t, ns, "MySQL", name, created)
+	t.Logf("%s is Available %s after it was created", name, took.Round(time.Second))
+	restored := &clusterUnderTest{t: t, ns: ns, password: secretData(t, ns, name+"-credentials")[appsv1alpha1.SecretKeyPassword]}
+	db := restored.open(net.JoinHostPort(clusterIP(t, ns, name), strconv.Itoa(appsv1alpha1.MySQLPort)))
+	rows := map[int64]time.Time{}
+	await.Eventually(t, time.Minute, func(ctx context.Context) error {
+		result, err := db.QueryContext(ctx, "SELECT id, UNIX_TIMESTAMP(at) FROM "+ackwriter.Table)
+		if err != nil {
+			return err
+		}
+		defer result.Close()
+		for result.Next() {
+			var id int64
+			var at float64
+			if err := result.Scan(&id, &at); err != nil {
+				return err
+			}
+			rows[id] = time.UnixMicro(int64(at * 1e6))
+		}
+		return result.Err()
+	})
+	return rows
+}
