@@ -184,6 +184,41 @@ type PointInTimeRecovery struct {
 	Enabled bool `json:"enabled"`
 }
 
+// PointInTimeRecoveryStatus is the window a restore to a point in time can reach, and how far
+// the archive is behind.
+type PointInTimeRecoveryStatus struct {
+	// Member is the member whose shipper ships: the primary.
+	// +optional
+	Member string `json:"member,omitempty"`
+
+	// RecoverableFrom is the earliest instant a restore can reach: when the oldest backup that the
+	// archive follows without a gap, RecoverableFromBackup, completed. Unset while there is none.
+	// +optional
+	RecoverableFrom *metav1.Time `json:"recoverableFrom,omitempty"`
+
+	// RecoverableFromBackup names that backup, the base of a restore to RecoverableFrom.
+	// +optional
+	RecoverableFromBackup string `json:"recoverableFromBackup,omitempty"`
+
+	// RecoverableTo is when the newest archived transaction, LastArchivedGTID, committed: a
+	// restore can reach the second after it.
+	// +optional
+	RecoverableTo *metav1.Time `json:"recoverableTo,omitempty"`
+
+	// LastArchivedGTID names the newest transaction in the archive.
+	// +optional
+	LastArchivedGTID string `json:"lastArchivedGTID,omitempty"`
+
+	// LagSeconds is how long a committed transaction may have waited to be shipped: 0 while the
+	// shipper keeps up (it found every committed transaction shipped within the last 5 seconds).
+	// +optional
+	LagSeconds int64 `json:"lagSeconds,omitempty"`
+
+	// Message says why the archive cannot restore, or could not be read; empty when it can.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
 // PointInTimeTarget is where a restore's replay of the archived binary log stops: an instant or
 // a transaction. Exactly one of time and gtid is set.
 // +kubebuilder:validation:XValidation:rule="has(self.time) != has(self.gtid)",message="spec.restore.pointInTime must set exactly one of time and gtid"

@@ -289,6 +289,11 @@ type MySQLStatus struct {
 	// +optional
 	Backup *MySQLBackupStatusSummary `json:"backup,omitempty"`
 
+	// PointInTimeRecovery says what the archive of the binary log can restore, as the primary's
+	// shipper reports it; unset while spec.backup.pointInTimeRecovery is off.
+	// +optional
+	PointInTimeRecovery *PointInTimeRecoveryStatus `json:"pointInTimeRecovery,omitempty"`
+
 	// Restore says what the data was restored from.
 	// +optional
 	Restore *MySQLRestoreStatus `json:"restore,omitempty"`

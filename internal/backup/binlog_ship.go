@@ -20,6 +20,10 @@ import (
 // long after its commit a transaction is on its way to the storage.
 const DefaultShipInterval = time.Second
 
+// archiveListInterval is how often a shipping primary lists the archive again, to learn how far
+// back it can replay: pieces may be deleted (by retention, or by a person) meanwhile.
+const archiveListInterval = 5 * time.Minute
+
 // maxPieceSize bounds the bytes read and shipped at once; a longer stretch of the file goes in
 // several pieces.
 const maxPieceSize = 16 << 20
@@ -35,6 +39,8 @@ type ShipOptions struct {
 	Interval time.Duration
 	// Domain is the GTID domain the archive follows.
 	Domain uint32
+	// StatusAddress, when set, is where GET /status tells what the shipper did, as JSON.
+	StatusAddress string
 	// EncryptionKey, when set, is the passphrase the pieces are sealed with.
 	EncryptionKey string
 	Log           *slog.Logger
@@ -65,7 +71,14 @@ func Ship(ctx context.Context, o ShipOptions) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &shipper{o: o, store: store, db: db}
+	s := &shipper{o: o, store: store, db: db, status: &shipperStatus{}}
+	if o.StatusAddress != "" {
+		stop, err := serveStatus(o.StatusAddress, s.status, o.Log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if o.EncryptionKey != "" {
 		if s.sealer, err = newPieceSealer(o.EncryptionKey, o.Target.Key); err != nil {
 			return err
@@ -82,6 +95,7 @@ func Ship(ctx context.Context, o ShipOptions) error {
 		case ctx.Err() != nil:
 		case err != nil && err.Error() != failing:
 			failing = err.Error()
+			s.status.failed(err)
 			o.Log.Error("cannot ship the binary log", "error", err)
 		case err == nil && failing != "":
 			failing = ""
@@ -106,6 +120,7 @@ type shipper struct {
 	file    string
 	shipped int64
 	state   binlog.ScanState
+	status  *shipperStatus
 	// readLimit is the size of the next read, larger than maxPieceSize while a transaction
 	// larger than that is read.
 	readLimit int
@@ -126,6 +141,7 @@ func (s *shipper) tick(ctx context.Context) error {
 	if err != nil {
 		return s.o.Connection.describe(err)
 	}
+	s.status.domain = s.o.Domain
 	if !strings.Contains(version, "MariaDB") {
 		return fmt.Errorf("the server is MySQL %s: archiving its binary log needs MariaDB, whose GTIDs order the archive", version)
 	}
@@ -138,6 +154,7 @@ func (s *shipper) tick(ctx context.Context) error {
 			s.o.Log.Info("the server is no longer the primary: its session ends", "session", s.session)
 			s.session = ""
 		}
+		s.status.standBy()
 		return nil
 	}
 	files, err := readIndex(st.basename)
@@ -148,11 +165,20 @@ func (s *shipper) tick(ctx context.Context) error {
 		if err := s.begin(ctx, st, files); err != nil {
 			return err
 		}
+	} else if s.status.listedBefore(time.Now().Add(-archiveListInterval)) {
+		if _, err := s.listArchive(ctx); err != nil {
+			return err
+		}
 	}
+	began := time.Now()
 	for {
 		next, err := s.shipFile(ctx, filepath.Dir(st.basename), files)
-		if err != nil || !next {
+		if err != nil {
 			return err
+		}
+		if !next {
+			s.status.caughtUp(s.session, began)
+			return nil
 		}
 	}
 }
@@ -163,10 +189,11 @@ func (s *shipper) begin(ctx context.Context, st serverState, files []string) err
 	if len(files) == 0 {
 		return errors.New("the server's binary log index lists no file")
 	}
-	archived, err := s.archivedUpTo(ctx)
+	reach, err := s.listArchive(ctx)
 	if err != nil {
 		return err
 	}
+	archived := reach.Last
 	start := files[0]
 	if archived > 0 {
 		for _, f := range files {
@@ -185,19 +212,18 @@ func (s *shipper) begin(ctx context.Context, st serverState, files []string) err
 	return nil
 }
 
-// archivedUpTo is the newest sequence number of the domain the archive holds.
-func (s *shipper) archivedUpTo(ctx context.Context) (uint64, error) {
+// listArchive reads what the archive can replay, and keeps it for the status.
+func (s *shipper) listArchive(ctx context.Context) (binlog.Reach, error) {
 	pieces, err := listPieces(ctx, s.store, s.o.Target.Key)
 	if err != nil {
-		return 0, err
+		return binlog.Reach{}, err
 	}
-	var newest uint64
-	for _, p := range pieces {
-		if p.Domain == s.o.Domain {
-			newest = max(newest, p.LastSeq)
-		}
+	reach, err := binlog.ReachOf(pieces, s.o.Domain)
+	if err != nil {
+		return binlog.Reach{}, err
 	}
-	return newest, nil
+	s.status.listed(reach, time.Now())
+	return reach, nil
 }
 
 // shipFile ships what the current file holds past what was shipped, and moves on to the next
@@ -237,6 +263,9 @@ func (s *shipper) shipFile(ctx context.Context, dir string, files []string) (nex
 			return false, err
 		}
 		s.shipped, s.state = scan.Complete, state
+		if len(scan.Transactions) > 0 {
+			s.status.shippedTo(scan.Transactions[len(scan.Transactions)-1])
+		}
 	}
 	// The server writes no more to a file once the next one is in the index, which was read
 	// before this file was: what this read found is all the file will hold.

@@ -194,6 +194,7 @@ func shipCommand(ctx context.Context, fs *flag.FlagSet, env Env, stderr io.Write
 	bindTarget(fs, &o.Target)
 	bindConnection(fs, &o.Connection, AccountUser)
 	fs.DurationVar(&o.Interval, flagInterval, DefaultShipInterval, "how often the binary log is looked at")
+	fs.StringVar(&o.StatusAddress, FlagStatusAddress, "", "address GET "+ShipperStatusPath+" is served at, such as :9106")
 	return func() (Result, error) {
 		if err := requireArgs(fs); err != nil {
 			return Result{}, err

@@ -113,7 +113,9 @@ const (
 	FlagBinlogArchive = "binlog-archive"
 	// FlagUntilTime and FlagUntilGTID are where a replay stops.
 	FlagUntilTime = "until-time"
-	FlagUntilGTID = "until-gtid"
+	// FlagStatusAddress is where the shipper serves its status.
+	FlagStatusAddress = "status-address"
+	FlagUntilGTID     = "until-gtid"
 )
 
 // Target is where a backup is: a bucket of an S3-compatible store or a mounted folder, and the key

@@ -100,3 +100,42 @@ func (s *session) timeOf(seq uint64) uint32 {
 	}
 	return s.lastTime
 }
+
+// Reach is how far back the archive can replay: the lowest position from which its transactions
+// join without a gap up to its newest, the newest, and the gap that stops anything earlier.
+type Reach struct {
+	// After is the lowest position (a sequence number already held by a base backup) a replay
+	// can start from; Last is the newest archived sequence number and LastTime its commit time.
+	After    uint64
+	Last     uint64
+	LastTime uint32
+}
+
+// ReachOf finds the reach of the archive in domain. A position joins when Plan from it has no
+// gap; if it joins, so does every later one, so the lowest is found by bisection.
+func ReachOf(pieces []Piece, domain uint32) (Reach, error) {
+	var last uint64
+	var lastTime uint32
+	for _, p := range pieces {
+		if p.HasTransactions() && p.Domain == domain && p.LastSeq >= last {
+			last, lastTime = p.LastSeq, max(lastTime, p.LastTime)
+		}
+	}
+	if last == 0 {
+		return Reach{}, nil
+	}
+	low, high := uint64(0), last // Plan from high joins: it replays nothing
+	for low < high {
+		mid := low + (high-low)/2
+		chain, err := Plan(pieces, domain, mid)
+		if err != nil {
+			return Reach{}, err
+		}
+		if chain.Gap == "" {
+			high = mid
+		} else {
+			low = mid + 1
+		}
+	}
+	return Reach{After: low, Last: last, LastTime: lastTime}, nil
+}

@@ -135,3 +135,26 @@ func TestParseGTID(t *testing.T) {
 		}
 	}
 }
+
+func TestReachOf(t *testing.T) {
+	const old, next = "0001-1", "0002-2"
+	for _, tc := range []struct {
+		name   string
+		pieces []Piece
+		want   Reach
+	}{
+		{"empty", nil, Reach{}},
+		{"one session from the start", []Piece{piece(old, "b.000001", 1, 20, 1)}, Reach{After: 0, Last: 20, LastTime: 20}},
+		{"an archive that begins later", []Piece{piece(old, "b.000001", 30, 40, 30)}, Reach{After: 29, Last: 40, LastTime: 40}},
+		{"a hole: only what follows it joins", []Piece{piece(old, "b.000001", 1, 9, 1), piece(old, "b.000001", 12, 20, 1),
+			piece(next, "b.000002", 15, 30, 15)}, Reach{After: 14, Last: 30, LastTime: 30}},
+		{"a failover joins", []Piece{piece(old, "b.000001", 1, 20, 1), piece(next, "b.000004", 15, 30, 15)}, Reach{After: 0, Last: 30, LastTime: 30}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReachOf(tc.pieces, 0)
+			if err != nil || got != tc.want {
+				t.Fatalf("ReachOf = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}

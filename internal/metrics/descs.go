@@ -52,6 +52,10 @@ var (
 		"How many replicas of a MySQL cluster acknowledge its primary's commits, as the operator last read the primary; absent while no member takes writes.")
 	commitsAloneDesc = resourceDesc("appkeeper_mysql_commits_alone",
 		"1 while a MySQL cluster's primary returns commits without waiting for a replica (durability Preferred, none acknowledged within ackTimeout): a failover then can lose writes; 0 while it waits for one; absent while no member takes writes.")
+	archiveLagDesc = resourceDesc("appkeeper_mysql_binlog_archive_lag_seconds",
+		"How long a committed transaction of a MySQL with point-in-time recovery may have waited to be shipped to the archive: 0 while its shipper keeps up; absent until the operator has read the shipper.")
+	archiveRecoverableDesc = resourceDesc("appkeeper_mysql_binlog_archive_recoverable",
+		"1 while a MySQL's archive can restore to a point in time (a backup it follows without a gap, a shipper that ships), 0 while it cannot; absent until the operator has read the shipper.")
 	primaryEpochDesc = resourceDesc("appkeeper_mysql_primary_epoch",
 		"Members of a MySQL cluster made primary since the cluster began, the first included: each step up is a failover or a switchover.")
 )
@@ -61,5 +65,5 @@ var descs = []*prometheus.Desc{
 	conditionDesc, conditionTransitionDesc, replicasDesiredDesc, replicasReadyDesc, rollbacksDesc,
 	backupLastSuccessDesc, backupLastDurationDesc, backupLastSizeDesc, backupLastVerifiedDesc,
 	backupVerificationFailedDesc, backupFailuresDesc, backupScheduleIntervalDesc, volumeClaimDesc,
-	memberRoleDesc, memberLagDesc, acknowledgingDesc, commitsAloneDesc, primaryEpochDesc,
+	memberRoleDesc, memberLagDesc, acknowledgingDesc, commitsAloneDesc, primaryEpochDesc, archiveLagDesc, archiveRecoverableDesc,
 }

@@ -35,7 +35,8 @@ func (p resourcePairs) withMember(member, role *dto.LabelPair) []*dto.LabelPair 
 }
 
 // emitMembers emits the series of a MySQL cluster's members and its primary's epoch, from its
-// status alone: the members as the operator last read them. A single server emits none.
+// status alone: the members as the operator last read them (a single server has none); and those
+// of a MySQL's binary log archive, as the operator last read its shipper.
 func (e emitter) emitMembers(in *instance, pairs resourcePairs) {
 	for i := range in.members {
 		m := &in.members[i]
@@ -55,5 +56,13 @@ func (e emitter) emitMembers(in *instance, pairs resourcePairs) {
 	}
 	if in.epoch > 0 {
 		e.gauge(primaryEpochDesc, float64(in.epoch), pairs)
+	}
+	if a := in.archive; a != nil {
+		e.gauge(archiveLagDesc, float64(a.LagSeconds), pairs)
+		recoverable := 0.0
+		if a.Message == "" && a.RecoverableFrom != nil {
+			recoverable = 1
+		}
+		e.gauge(archiveRecoverableDesc, recoverable, pairs)
 	}
 }

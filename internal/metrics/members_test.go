@@ -22,12 +22,16 @@ func cluster(name string, members int32, s appsv1alpha1.MySQLStatus) appsv1alpha
 // ledger is a cluster of three after a failover from ledger-0 to ledger-1: ledger-0 follows the
 // new primary 12 seconds behind, ledger-2 cannot be read.
 func ledger() appsv1alpha1.MySQL {
-	return cluster("ledger", 3, appsv1alpha1.MySQLStatus{ReadyReplicas: 2, Primary: "ledger-1", Epoch: 2,
+	m := cluster("ledger", 3, appsv1alpha1.MySQLStatus{ReadyReplicas: 2, Primary: "ledger-1", Epoch: 2,
 		Members: []appsv1alpha1.MySQLMemberStatus{
 			{Name: "ledger-0", Role: appsv1alpha1.RoleReplica, Position: "0-101-2040", LagSeconds: ptr.To[int64](12)},
 			{Name: "ledger-1", Role: appsv1alpha1.RolePrimary, Position: "0-102-2043", AcknowledgingReplicas: ptr.To[int32](1), CommitsAlone: true},
 			{Name: "ledger-2", Role: appsv1alpha1.RoleUnknown, Message: "its pod has not started"},
-		}})
+		},
+		PointInTimeRecovery: &appsv1alpha1.PointInTimeRecoveryStatus{Member: "ledger-1", LagSeconds: 42,
+			Message: "the shipper of ledger-1 fails: cannot write"}})
+	m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", PointInTimeRecovery: &appsv1alpha1.PointInTimeRecovery{Enabled: true}}
+	return m
 }
 
 // exposition is the text a scrape of a collector reading snap shows of the families names.
@@ -87,6 +91,28 @@ func TestClusterMembersAreReported(t *testing.T) {
 		`appkeeper_resource_replicas_desired{kind="MySQL",name="fresh",namespace="shop"} 2`,
 		`appkeeper_resource_replicas_desired{kind="MySQL",name="ledger",namespace="shop"} 3`,
 		`appkeeper_resource_replicas_desired{kind="MySQL",name="single",namespace="shop"} 1`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("series\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The archive's lag and whether it can restore come from the status of a MySQL with
+// point-in-time recovery; one without it, or whose shipper was not read yet, has neither.
+func TestBinlogArchiveIsReported(t *testing.T) {
+	healthy := cluster("healthy", 0, appsv1alpha1.MySQLStatus{PointInTimeRecovery: &appsv1alpha1.PointInTimeRecoveryStatus{
+		Member: "healthy-0", RecoverableFrom: &metav1.Time{}, RecoverableFromBackup: "monday"}})
+	healthy.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{PointInTimeRecovery: &appsv1alpha1.PointInTimeRecovery{Enabled: true}}
+	unread := cluster("unread", 0, appsv1alpha1.MySQLStatus{})
+	unread.Spec.Backup = healthy.Spec.Backup
+	var snap snapshot
+	snap.mySQLs.Items = []appsv1alpha1.MySQL{ledger(), healthy, unread, cluster("single", 0, appsv1alpha1.MySQLStatus{})}
+	got := samples(exposition(t, snap, "appkeeper_mysql_binlog_archive_lag_seconds", "appkeeper_mysql_binlog_archive_recoverable"))
+	want := []string{
+		`appkeeper_mysql_binlog_archive_lag_seconds{kind="MySQL",name="healthy",namespace="shop"} 0`,
+		`appkeeper_mysql_binlog_archive_lag_seconds{kind="MySQL",name="ledger",namespace="shop"} 42`,
+		`appkeeper_mysql_binlog_archive_recoverable{kind="MySQL",name="healthy",namespace="shop"} 1`,
+		`appkeeper_mysql_binlog_archive_recoverable{kind="MySQL",name="ledger",namespace="shop"} 0`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("series\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

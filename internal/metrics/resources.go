@@ -19,6 +19,8 @@ type instance struct {
 	// members and epoch are a MySQL cluster's; a single server's status has neither to tell.
 	members []appsv1alpha1.MySQLMemberStatus
 	epoch   int64
+	// archive is what a MySQL's binary log archive can restore, while it is on.
+	archive *appsv1alpha1.PointInTimeRecoveryStatus
 }
 
 // instancesOf is items as instances, each made by of.
@@ -52,6 +54,9 @@ func mySQL(m *appsv1alpha1.MySQL) instance {
 		backupPolicy: m.Spec.Backup}
 	if m.Clustered() {
 		in.members, in.epoch = m.Status.Members, m.Status.Epoch
+	}
+	if m.Spec.Backup.PointInTimeRecoveryEnabled() {
+		in.archive = m.Status.PointInTimeRecovery
 	}
 	return in
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -68,6 +69,21 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 	}
 	archived := waitArchived(t, store, archive, binlog.SeqIn(basePosition, 0), c.position())
 	t.Logf("the archive holds %d pieces; the drop was shipped %s after it was sent", archived, time.Since(dropSent).Round(time.Millisecond))
+	// The status shows the window, from the backup to the drop, as the primary's shipper tells it.
+	afterDrop := c.position()
+	await.Eventually(t, time.Minute, func(context.Context) error {
+		p := c.get().Status.PointInTimeRecovery
+		switch {
+		case p == nil:
+			return fmt.Errorf("no status.pointInTimeRecovery")
+		case p.Message != "" || p.LagSeconds != 0 || p.RecoverableFromBackup != "base" || p.RecoverableTo == nil ||
+			p.RecoverableTo.Before(&metav1.Time{Time: dropSent.Truncate(time.Second)}) || !strings.Contains(afterDrop, p.LastArchivedGTID):
+			return fmt.Errorf("status.pointInTimeRecovery %+v; want from the backup base to %s (%s), no lag", p, dropSent.Format(time.RFC3339), afterDrop)
+		}
+		t.Logf("status.pointInTimeRecovery: from %s (%s) to %s (%s), shipped by %s", p.RecoverableFrom.UTC().Format(time.RFC3339),
+			p.RecoverableFromBackup, p.RecoverableTo.UTC().Format(time.RFC3339), p.LastArchivedGTID, p.Member)
+		return nil
+	})
 	all := append([]ackwriter.Result{first}, later...)
 
 	t.Run("to one second before the drop", func(t *testing.T) {

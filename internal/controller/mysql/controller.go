@@ -56,6 +56,9 @@ type Reconciler struct {
 
 	// unanswered remembers since when each cluster's primary has not answered.
 	unanswered unansweredPrimaries
+
+	// shippers remembers what each MySQL's shipper last said, and when.
+	shippers shipperReadings
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
@@ -107,6 +110,11 @@ type observed struct {
 	clusterPassword []byte
 	// cluster is what the pass saw of a cluster's members.
 	cluster clusterState
+	// backups are the MySQL's backups, as the pass listed them.
+	backups []appsv1alpha1.MySQLBackup
+	// archive is what the binary log archive can restore, when the pass read it.
+	archive     *appsv1alpha1.PointInTimeRecoveryStatus
+	archiveRead bool
 }
 
 // Reconcile runs the shared pass over the MySQL req names, with the steps of reconcile.
@@ -213,6 +221,7 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	probe = pass.Earliest(probe, r.observeArchive(ctx, m, seen, time.Now()))
 	return ctrl.Result{RequeueAfter: pass.Earliest(pass.Earliest(recheck, nextBackup), probe)}, r.recordDataImage(ctx, m, *seen)
 }
 

@@ -50,6 +50,7 @@ func (r *Reconciler) decide(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQ
 	// A rolled back revision waits for a spec change; it needs no backup before it.
 	rolledBack := st.Failed != nil && st.LastGood != nil && st.Failed.Name == desired.Name
 	nextBackup, backups, err := r.reconcileBackups(ctx, m, seen, now, !rolledBack)
+	seen.backups = backups
 	if err != nil {
 		return 0, err
 	}

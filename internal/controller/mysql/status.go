@@ -92,6 +92,11 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	if m.Clustered() {
 		status.Members = memberStatuses(m, seen.cluster, seen.pods)
 	}
+	if !m.Spec.Backup.PointInTimeRecoveryEnabled() {
+		status.PointInTimeRecovery = nil
+	} else if seen.archiveRead {
+		status.PointInTimeRecovery = seen.archive
+	}
 	complete := rolloutComplete(seen.sts)
 	if complete {
 		status.Image = resources.Image(seen.sts)

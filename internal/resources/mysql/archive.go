@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -11,8 +12,11 @@ import (
 )
 
 // ShipperContainer ships the binary log of a MySQL whose backups keep it for point-in-time
-// recovery.
-const ShipperContainer = "binlog-shipper"
+// recovery; it serves its status on ShipperStatusPort, which the operator reads.
+const (
+	ShipperContainer  = "binlog-shipper"
+	ShipperStatusPort = 9106
+)
 
 // binlogCnf turns on the binary log of a single server whose binary log is archived, as a
 // cluster's members keep theirs: in row format, each transaction synced before it is
@@ -41,7 +45,7 @@ func withShipper(pod *corev1ac.PodSpecApplyConfiguration, m *appsv1alpha1.MySQL,
 	a := access(ArchiveLocation(m), archiveStoragePaths)
 	args := append([]string{"/appkeeper", "backup", backup.CommandShip}, a.Args...)
 	args = append(args, "--"+backup.FlagHost+"="+RootHost, "--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort),
-		"--"+backup.FlagUser+"="+backup.AccountUser)
+		"--"+backup.FlagUser+"="+backup.AccountUser, "--"+backup.FlagStatusAddress+"=:"+strconv.Itoa(ShipperStatusPort))
 	env := append([]*corev1ac.EnvVarApplyConfiguration{
 		corev1ac.EnvVar().WithName(backup.EnvMySQLPassword).WithValueFrom(corev1ac.EnvVarSource().
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(m.BackupAccountSecretName()).WithKey(appsv1alpha1.SecretKeyPassword))),
@@ -49,6 +53,7 @@ func withShipper(pod *corev1ac.PodSpecApplyConfiguration, m *appsv1alpha1.MySQL,
 	pod.WithVolumes(a.Volumes...).WithContainers(corev1ac.Container().WithName(ShipperContainer).WithImage(toolsImage).
 		WithCommand(args...).
 		WithEnv(env...).
+		WithPorts(corev1ac.ContainerPort().WithName("binlog-status").WithContainerPort(ShipperStatusPort).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
 			corev1ac.VolumeMount().WithName(DataVolume).WithMountPath(dataDir).WithReadOnly(true),
 		}, a.Mounts...)...).
