@@ -19,6 +19,7 @@ import (
 // restoreOptions are the flags of restore.
 type restoreOptions struct {
 	from, to       string
+	time, gtid     string
 	database, user string
 	wait           waitFlags
 	out            output
@@ -27,7 +28,7 @@ type restoreOptions struct {
 func newRestoreCommand(env *environment) *cobra.Command {
 	var o restoreOptions
 	cmd := &cobra.Command{
-		Use:   "restore <mysql|wordpress>/<name> --from <backup> [--to <new name>]",
+		Use:   "restore <mysql|wordpress>/<name> --from <backup> [--to <new name>] [--time <RFC 3339> | --gtid <GTID>]",
 		Short: "Create a new MySQL or WordPress that starts from a backup",
 		Long: `restore never touches a running instance nor its data: appkeeper loads a backup only into a
 MySQL (or a WordPress's own MySQL and its wp-content) when it is first created. So restore creates
@@ -42,12 +43,18 @@ WordPressBackup for a WordPress), and follows it until it is Ready.
   the kind's defaults, --database and --user for a MySQL: restore a lost WordPress under its
   former name, so that the URL its database records is the site's again.
 
+With --time or --gtid, a MySQL whose backups keep its binary log (spec.backup.pointInTimeRecovery)
+is restored to that instant or that transaction: the backup, then the archived transactions that
+follow it. --from may then be left out: the newest backup of <name> taken before the target is
+used. A time outside the window the MySQL's status shows is refused.
+
 It refuses, creating nothing, when the new name is taken, when the backup does not exist or
 failed, or when a volume claim of the new name is left by an earlier instance (a restore does not
 replace data that is there).`,
 		Example: `  kubectl appkeeper restore mysql/db --from db-20261124020000 --to db-copy
   kubectl appkeeper restore wordpress/blog --from launch          # blog was deleted: bring it back
-  kubectl appkeeper restore mysql/shop --from shop-before --database shop --user shop`,
+  kubectl appkeeper restore mysql/shop --from shop-before --database shop --user shop
+  kubectl appkeeper restore mysql/db --to db-before-the-drop --time 2026-11-27T10:41:59Z`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.out.check(); err != nil {
@@ -57,7 +64,14 @@ replace data that is there).`,
 			if err != nil {
 				return err
 			}
-			if o.from == "" {
+			target, err := o.pointInTime()
+			if err != nil {
+				return err
+			}
+			if target != nil && r.kind.name != "mysql" {
+				return usagef("--time and --gtid restore a MySQL: a WordPress restores to its backups")
+			}
+			if o.from == "" && target == nil {
 				return usagef("--from is required: the name of the %s to restore", backupKind(r))
 			}
 			return env.restore(cmd.Context(), r, o)
@@ -67,6 +81,8 @@ replace data that is there).`,
 	cmd.Flags().StringVar(&o.to, "to", "", "name of the new instance; required when <name> exists")
 	cmd.Flags().StringVar(&o.database, "database", "", "spec.database of a MySQL created without a model")
 	cmd.Flags().StringVar(&o.user, "user", "", "spec.user of a MySQL created without a model")
+	cmd.Flags().StringVar(&o.time, "time", "", "restore a MySQL as it was at this instant (RFC 3339, to the second)")
+	cmd.Flags().StringVar(&o.gtid, "gtid", "", "restore a MySQL up to this transaction (domain-server-sequence)")
 	o.wait.add(cmd, "the new instance until it is Ready", 30*time.Minute)
 	o.out.addFlag(cmd, "the instance created")
 	return cmd
@@ -95,6 +111,20 @@ func (e *environment) restore(ctx context.Context, r ref, o restoreOptions) erro
 	if err != nil {
 		return err
 	}
+	point, err := o.pointInTime()
+	if err != nil {
+		return err
+	}
+	if point != nil {
+		if err := checkWindow(model, point); err != nil {
+			return err
+		}
+		if o.from == "" {
+			if o.from, err = chooseBase(ctx, c, ns, r.name, point); err != nil {
+				return err
+			}
+		}
+	}
 	note, err := checkRestore(ctx, c, ns, r, target, o.from)
 	if err != nil {
 		return err
@@ -108,7 +138,7 @@ func (e *environment) restore(ctx context.Context, r ref, o restoreOptions) erro
 	}
 	label := r.kind.name + "/" + target
 	if o.out.text() {
-		fmt.Fprintf(e.streams.Out, "%s created from %s/%s%s\n", label, strings.ToLower(backupKind(r)), o.from, note)
+		fmt.Fprintf(e.streams.Out, "%s created from %s/%s%s%s\n", label, strings.ToLower(backupKind(r)), o.from, pointNote(point), note)
 	} else if err := o.out.print(e.streams.Out, created); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ func newRestored(ctx context.Context, c client.Client, ns string, r ref, model c
 			spec = copyMySQLSpec(model.(*appsv1alpha1.MySQL).Spec)
 		}
 		spec.Restore = &appsv1alpha1.MySQLRestore{BackupName: o.from}
+		spec.Restore.PointInTime, _ = o.pointInTime()
 		return &appsv1alpha1.MySQL{ObjectMeta: meta, Spec: spec}, nil
 	}
 	wp := &appsv1alpha1.WordPress{ObjectMeta: meta}
