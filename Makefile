@@ -102,7 +102,7 @@ test-faults: build controlplane ## Faults on the local cluster: the operator, ku
 	go test -count=1 -p 1 -tags faults -timeout 20m -v ./test/faults/...
 
 .PHONY: bench
-bench: build controlplane test-deps ## Benchmarks on the local cluster, and of the backup data path; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup" or "-only rollback" runs that section alone.
+bench: build controlplane test-deps ## Benchmarks on the local cluster, of the backup data path and of the binary log archive; BENCH_ARGS=-large adds 3000 instances per kind, BENCH_ARGS="-only backup", "-only rollback" or "-only pitr" runs that section alone.
 	go run ./test/bench $(BENCH_ARGS)
 
 # Each fault of a 3-member MySQL on the real node, CLUSTER_TRIALS times, with the distribution of

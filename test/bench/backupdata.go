@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +80,17 @@ func (e *backupEnv) startServer(ctx context.Context, name string) (*testservers.
 	}
 	return testservers.StartMariaDB(ctx, testservers.MariaDBOptions{
 		Dir: dir, Template: e.template, RootPassword: benchRootPassword, Args: backupServerArgs})
+}
+
+// startServerWith starts an empty server in a folder of its own, with args besides the
+// dataset's sizes.
+func (e *backupEnv) startServerWith(ctx context.Context, name string, args ...string) (*testservers.MariaDB, error) {
+	dir := filepath.Join(e.dir, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return testservers.StartMariaDB(ctx, testservers.MariaDBOptions{
+		Dir: dir, Template: e.template, RootPassword: benchRootPassword, Args: append(slices.Clone(backupServerArgs), args...)})
 }
 
 // removeServer stops a server and deletes its files.

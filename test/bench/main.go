@@ -46,7 +46,7 @@ type options struct {
 	resultsDir   string
 	profile      bool
 	operatorArgs []string
-	// sections are the parts to run: "kinds", "backup", "rollback".
+	// sections are the parts to run: "kinds", "backup", "rollback", "pitr".
 	sections        map[string]bool
 	backupMB        int
 	backups         int
@@ -55,6 +55,7 @@ type options struct {
 	versitygw       string
 	rollbacks       int
 	rollbackKinds   map[string]bool
+	pitrSeconds     int
 }
 
 func parseFlags() (options, error) {
@@ -72,7 +73,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.resultsDir, "results", "test/bench/results", "where to write <date>.md and latest.json")
 	flag.BoolVar(&o.profile, "profile", false, "save the operator's CPU profile during creation and heap profile after the idle period under <dir>/profiles")
 	operatorArgs := flag.String("operator-args", "", "extra flags for the operator, space-separated")
-	only := flag.String("only", "", "run only this section: kinds, backup or rollback")
+	only := flag.String("only", "", "run only this section: kinds, backup, rollback or pitr")
+	flag.IntVar(&o.pitrSeconds, "pitr-seconds", 60, "how long the point-in-time section writes while the binary log ships")
 	flag.IntVar(&o.backupMB, "backup-mb", 200, "size of the backup section's dataset, in MB")
 	flag.IntVar(&o.backups, "backups", 20, "on-demand backups the operator takes to measure its cost per backup")
 	flag.BoolVar(&o.backupEncrypted, "backup-encrypted", true, "also time the encrypted dump")
@@ -83,14 +85,14 @@ func parseFlags() (options, error) {
 	flag.Parse()
 	switch *only {
 	case "":
-		o.sections = map[string]bool{"kinds": true, "backup": true, "rollback": true}
-	case "kinds", "backup", "rollback":
+		o.sections = map[string]bool{"kinds": true, "backup": true, "rollback": true, "pitr": true}
+	case "kinds", "backup", "rollback", "pitr":
 		o.sections = map[string]bool{*only: true}
 	default:
-		return o, fmt.Errorf("-only: %q is not kinds, backup or rollback", *only)
+		return o, fmt.Errorf("-only: %q is not kinds, backup, rollback or pitr", *only)
 	}
-	if o.backupMB < 1 || o.backups < 1 || o.backupRuns < 1 || o.rollbacks < 1 {
-		return o, fmt.Errorf("-backup-mb, -backups, -backup-runs and -rollbacks must be positive")
+	if o.backupMB < 1 || o.backups < 1 || o.backupRuns < 1 || o.rollbacks < 1 || o.pitrSeconds < 1 {
+		return o, fmt.Errorf("-backup-mb, -backups, -backup-runs, -rollbacks and -pitr-seconds must be positive")
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -159,6 +161,14 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
+	if o.sections["pitr"] {
+		if err := b.runPITR(ctx); err != nil {
+			return err
+		}
+	}
+	if !o.sections["kinds"] && !o.sections["rollback"] && backups == nil {
+		return refusedError(b.refused)
+	}
 	progress("starting the local cluster with %d nodes in %s", o.nodes, dir)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: o.nodes, CRDs: crds})
 	if err != nil {
@@ -183,8 +193,12 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	if len(b.refused) > 0 {
-		return fmt.Errorf("the machine was busy: %d report(s) printed but not written", len(b.refused))
+	return refusedError(b.refused)
+}
+
+func refusedError(refused []string) error {
+	if len(refused) > 0 {
+		return fmt.Errorf("the machine was busy: %d report(s) printed but not written", len(refused))
 	}
 	return nil
 }
