@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -8,15 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/appkeeper/appkeeper/internal/backup"
-	"github.com/appkeeper/appkeeper/internal/binlog"
 	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
@@ -50,119 +45,52 @@ type pitrResult struct {
 	loads         []loadSample
 }
 
-// pitrWriter inserts rows on several connections and records when each was acknowledged, with
-// its GTID.
-type pitrWriter struct {
-	mu    sync.Mutex
-	acked []pitrAck
+// pitrSource is the archived server: its shipper and the watch of its archive run until stop.
+type pitrSource struct {
+	env    *backupEnv
+	server *testservers.MariaDB
+	root   *sql.DB
+	watch  *archiveWatch
+	stop   func() error
 }
 
-type pitrAck struct {
-	at  time.Time
-	seq uint64
-}
-
-func (w *pitrWriter) write(ctx context.Context, db *sql.DB, until time.Time) error {
-	conn, err := db.Conn(ctx)
+// startPITRSource starts the server with its table and backup account, ships its binary log and
+// watches the archive.
+func startPITRSource(ctx context.Context, env *backupEnv) (*pitrSource, error) {
+	server, err := env.startServerWith(ctx, "archived", pitrServerArgs...)
 	if err != nil {
+		return nil, err
+	}
+	root := env.root(server)
+	root.SetMaxOpenConns(8)
+	if err := execAll(ctx, root, "CREATE DATABASE bench",
+		"CREATE TABLE bench.orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(32), at DATETIME(6))",
+		"CREATE USER '"+backup.AccountUser+"'@'%' IDENTIFIED BY '"+benchBackupPassword+"'",
+		"GRANT "+backup.AccountPrivileges+" ON *.* TO '"+backup.AccountUser+"'@'%'"); err != nil {
+		_ = root.Close()
+		env.removeServer(server)
+		return nil, err
+	}
+	running, cancel := context.WithCancel(ctx)
+	shipped := make(chan error, 1)
+	go func() {
+		shipped <- backup.Ship(running, backup.ShipOptions{Target: env.target(pitrArchive), Credentials: env.credentials(),
+			Connection: rootConnection(server), EncryptionKey: benchPassphrase})
+	}()
+	watch := &archiveWatch{}
+	go watch.run(running, env)
+	return &pitrSource{env: env, server: server, root: root, watch: watch, stop: func() error {
+		cancel()
+		err := <-shipped
+		_ = root.Close()
+		env.removeServer(server)
 		return err
-	}
-	defer conn.Close()
-	for time.Now().Before(until) {
-		if err := w.insert(ctx, conn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (w *pitrWriter) insert(ctx context.Context, conn *sql.Conn) error {
-	if _, err := conn.ExecContext(ctx, "INSERT INTO bench.orders (note, at) VALUES ('order', NOW(6))"); err != nil {
-		return err
-	}
-	at := time.Now()
-	var gtid string
-	if err := conn.QueryRowContext(ctx, "SELECT @@last_gtid").Scan(&gtid); err != nil {
-		return err
-	}
-	g, err := binlog.ParseGTID(gtid)
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.acked = append(w.acked, pitrAck{at: at, seq: g.Seq})
-	w.mu.Unlock()
-	return nil
-}
-
-// archiveWatch lists the archive every 100 ms and records when each sequence number was first
-// seen in it.
-type archiveWatch struct {
-	mu      sync.Mutex
-	samples []archiveSample
-	pieces  int
-	bytes   int64
-}
-
-type archiveSample struct {
-	at  time.Time
-	seq uint64
-}
-
-func (a *archiveWatch) run(ctx context.Context, env *backupEnv) {
-	for ctx.Err() == nil {
-		var newest uint64
-		pieces, size := 0, int64(0)
-		for object := range env.store.Client.ListObjects(ctx, env.store.Bucket, minio.ListObjectsOptions{Prefix: pitrArchive + "/", Recursive: true}) {
-			if object.Err != nil {
-				break
-			}
-			if p, err := binlog.ParsePiece(strings.TrimPrefix(object.Key, pitrArchive+"/")); err == nil {
-				newest = max(newest, p.LastSeq)
-				pieces, size = pieces+1, size+object.Size
-			}
-		}
-		a.mu.Lock()
-		a.samples = append(a.samples, archiveSample{at: time.Now(), seq: newest})
-		a.pieces, a.bytes = pieces, size
-		a.mu.Unlock()
-		sleepCtx(ctx, 100*time.Millisecond)
-	}
-}
-
-// archivedAt is when the archive was first seen to hold seq, or false.
-func (a *archiveWatch) archivedAt(seq uint64) (time.Time, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	i := sort.Search(len(a.samples), func(i int) bool { return a.samples[i].seq >= seq })
-	if i == len(a.samples) {
-		return time.Time{}, false
-	}
-	return a.samples[i].at, true
-}
-
-// waitArchived waits until the archive holds seq and returns how long after since it was seen.
-func (a *archiveWatch) waitArchived(ctx context.Context, seq uint64, since time.Time) (time.Duration, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if at, ok := a.archivedAt(seq); ok {
-			return at.Sub(since), nil
-		}
-		sleepCtx(ctx, 20*time.Millisecond)
-	}
-	return 0, fmt.Errorf("sequence number %d was not archived within 2 minutes", seq)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
+	}}, nil
 }
 
 // measurePITR ships a server's binary log while a writer writes for o.pitrSeconds, then after
 // quiet spells, and replays it.
-func measurePITR(ctx context.Context, o options) (*pitrResult, error) {
+func measurePITR(ctx context.Context, o options) (_ *pitrResult, err error) {
 	dir, err := filepath.Abs(filepath.Dir(o.dir))
 	if err != nil {
 		return nil, err
@@ -172,85 +100,68 @@ func measurePITR(ctx context.Context, o options) (*pitrResult, error) {
 		return nil, err
 	}
 	defer env.stop()
-	source, err := env.startServerWith(ctx, "archived", pitrServerArgs...)
+	source, err := startPITRSource(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	defer env.removeServer(source)
-	root := env.root(source)
-	defer root.Close()
-	root.SetMaxOpenConns(8)
-	if err := execAll(ctx, root, "CREATE DATABASE bench",
-		"CREATE TABLE bench.orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(32), at DATETIME(6))",
-		"CREATE USER '"+backup.AccountUser+"'@'%' IDENTIFIED BY '"+benchBackupPassword+"'",
-		"GRANT "+backup.AccountPrivileges+" ON *.* TO '"+backup.AccountUser+"'@'%'"); err != nil {
-		return nil, err
-	}
-	shipCtx, stopShipping := context.WithCancel(ctx)
-	shipped := make(chan error, 1)
-	go func() {
-		shipped <- backup.Ship(shipCtx, backup.ShipOptions{Target: env.target(pitrArchive), Credentials: env.credentials(),
-			Connection: rootConnection(source), EncryptionKey: benchPassphrase})
+	defer func() {
+		if stopErr := source.stop(); err == nil && stopErr != nil {
+			err = fmt.Errorf("ship: %w", stopErr)
+		}
 	}()
-	defer func() { stopShipping(); <-shipped }()
-	watchCtx, stopWatching := context.WithCancel(ctx)
-	defer stopWatching()
-	watch := &archiveWatch{}
-	go watch.run(watchCtx, env)
-
-	baseKey := "bench/db/base"
-	if _, err := backup.Dump(ctx, backup.DumpOptions{Target: env.target(baseKey), Credentials: env.credentials(), EncryptionKey: benchPassphrase,
-		Connection: backup.Connection{Host: "127.0.0.1", Port: source.Port, User: backup.AccountUser, Password: benchBackupPassword},
-		BinlogArchive: pitrArchive}); err != nil {
+	const baseKey = "bench/db/base"
+	if _, err := backup.Dump(ctx, backup.DumpOptions{Target: env.target(baseKey), Credentials: env.credentials(),
+		EncryptionKey: benchPassphrase, BinlogArchive: pitrArchive,
+		Connection: backup.Connection{Host: "127.0.0.1", Port: source.server.Port, User: backup.AccountUser, Password: benchBackupPassword},
+	}); err != nil {
 		return nil, fmt.Errorf("base backup: %w", err)
 	}
 	var basePosition string
-	if err := root.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&basePosition); err != nil {
+	if err := source.root.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&basePosition); err != nil {
 		return nil, err
 	}
-
 	r := &pitrResult{WritingS: float64(o.pitrSeconds), loads: []loadSample{sampleLoad("the point-in-time section")}}
-	progress("pitr: writing for %d s on 4 connections while the binary log ships", o.pitrSeconds)
+	if err := r.writing(ctx, source, time.Duration(o.pitrSeconds)*time.Second); err != nil {
+		return nil, err
+	}
+	if err := r.quiet(ctx, source.root, source.watch); err != nil {
+		return nil, err
+	}
+	source.watch.mu.Lock()
+	r.Pieces, r.ArchiveMB = source.watch.pieces, float64(source.watch.bytes)/1e6
+	source.watch.mu.Unlock()
+	progress("pitr: replaying %d transactions, and piping the same binary logs into a server by hand", r.Transactions)
+	return r, r.replays(ctx, source, baseKey, basePosition)
+}
+
+// writing inserts on 4 connections for d and measures, for each transaction, how long after its
+// acknowledgement the archive held it.
+func (r *pitrResult) writing(ctx context.Context, source *pitrSource, d time.Duration) error {
+	progress("pitr: writing for %s on 4 connections while the binary log ships", d)
 	w := &pitrWriter{}
-	until := time.Now().Add(time.Duration(o.pitrSeconds) * time.Second)
-	var wg sync.WaitGroup
+	until := time.Now().Add(d)
 	errs := make(chan error, 4)
 	for range 4 {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs <- w.write(ctx, root, until) }()
+		go func() { errs <- w.write(ctx, source.root, until) }()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return nil, err
+	for range 4 {
+		if err := <-errs; err != nil {
+			return err
 		}
 	}
-	last := slices.MaxFunc(w.acked, func(a, b pitrAck) int { return int(a.seq) - int(b.seq) })
-	if _, err := watch.waitArchived(ctx, last.seq, last.at); err != nil {
-		return nil, err
+	last := slices.MaxFunc(w.acked, func(a, b pitrAck) int { return cmp.Compare(a.seq, b.seq) })
+	if _, err := source.watch.waitArchived(ctx, last.seq, last.at); err != nil {
+		return err
 	}
-	var lags []time.Duration
+	lags := make([]time.Duration, 0, len(w.acked))
 	for _, a := range w.acked {
-		at, _ := watch.archivedAt(a.seq)
+		at, _ := source.watch.archivedAt(a.seq)
 		lags = append(lags, max(0, at.Sub(a.at)))
 	}
 	r.Transactions = len(w.acked)
 	r.LagP50MS, r.LagP99MS, r.LagMaxMS = percentileMS(lags, 0.5), percentileMS(lags, 0.99), percentileMS(lags, 1)
 	progress("pitr: %d transactions, archive lag p50 %.0f ms, p99 %.0f ms, max %.0f ms", r.Transactions, r.LagP50MS, r.LagP99MS, r.LagMaxMS)
-
-	if err := r.quiet(ctx, root, watch); err != nil {
-		return nil, err
-	}
-	watch.mu.Lock()
-	r.Pieces, r.ArchiveMB = watch.pieces, float64(watch.bytes)/1e6
-	watch.mu.Unlock()
-
-	progress("pitr: replaying %d transactions, and piping the same binary logs into a server by hand", r.Transactions)
-	if err := r.replays(ctx, env, source, baseKey, basePosition); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // quiet writes one row after each of several quiet spells, the last of 30 s, and times until
@@ -287,38 +198,23 @@ func (r *pitrResult) quiet(ctx context.Context, db *sql.DB, watch *archiveWatch)
 // replays loads the base into two servers, then times appkeeper's replay (the archive read,
 // filtered and turned into SQL, then run by mysql) on one against mariadb-binlog piping the
 // server's own binary log files from the base's position into mysql on the other.
-func (r *pitrResult) replays(ctx context.Context, env *backupEnv, source *testservers.MariaDB, baseKey, basePosition string) error {
-	var basename string
-	if err := env.root(source).QueryRowContext(ctx, "SELECT @@log_bin_basename").Scan(&basename); err != nil {
+func (r *pitrResult) replays(ctx context.Context, source *pitrSource, baseKey, basePosition string) error {
+	env := source.env
+	var basename, target string
+	if err := source.root.QueryRowContext(ctx, "SELECT @@log_bin_basename, @@gtid_binlog_pos").Scan(&basename, &target); err != nil {
 		return err
 	}
 	files, err := filepath.Glob(basename + ".[0-9]*")
 	if err != nil {
 		return err
 	}
-	dump := filepath.Join(env.dir, "base.sql.gz")
-	if _, err := backup.Fetch(ctx, backup.FetchOptions{Target: env.target(baseKey), Credentials: env.credentials(), EncryptionKey: benchPassphrase, Out: dump}); err != nil {
-		return err
-	}
-	ours, err := env.startServer(ctx, "replayed")
+	ours, hand, err := baseServers(ctx, env, baseKey)
 	if err != nil {
 		return err
 	}
 	defer env.removeServer(ours)
-	hand, err := env.startServer(ctx, "by-hand")
-	if err != nil {
-		return err
-	}
 	defer env.removeServer(hand)
-	for _, server := range []*testservers.MariaDB{ours, hand} {
-		if err := load(ctx, dump, server); err != nil {
-			return err
-		}
-	}
-	var target string
-	if err := env.root(source).QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&target); err != nil {
-		return err
-	}
+
 	sqlFile := filepath.Join(env.dir, "replay.sql")
 	began := time.Now()
 	res, err := backup.Replay(ctx, backup.ReplayOptions{Target: env.target(baseKey), Credentials: env.credentials(), EncryptionKey: benchPassphrase,
@@ -327,16 +223,8 @@ func (r *pitrResult) replays(ctx context.Context, env *backupEnv, source *testse
 		return err
 	}
 	readS := time.Since(began).Seconds()
-	in, err := os.Open(sqlFile)
-	if err != nil {
+	if err := runSQLFile(ctx, ours, sqlFile); err != nil {
 		return err
-	}
-	client := mysqlClient(ctx, ours)
-	client.Stdin = in
-	out, err := client.CombinedOutput()
-	_ = in.Close()
-	if err != nil {
-		return fmt.Errorf("mysql < %s: %w: %s", sqlFile, err, out)
 	}
 	r.ReplayS, r.ReplayedCount = time.Since(began).Seconds(), res.Replayed
 	r.ReplayDetail = fmt.Sprintf("archive read and turned into SQL %.1f s, mysql %.1f s", readS, r.ReplayS-readS)
@@ -358,6 +246,44 @@ func (r *pitrResult) replays(ctx context.Context, env *backupEnv, source *testse
 		}
 	}
 	progress("pitr: replay %.1f s (%s), by hand %.1f s: %.2f× its speed", r.ReplayS, r.ReplayDetail, r.HandS, r.SpeedRatio)
+	return nil
+}
+
+// baseServers starts two servers, each loaded with the base backup.
+func baseServers(ctx context.Context, env *backupEnv, baseKey string) (ours, hand *testservers.MariaDB, err error) {
+	dump := filepath.Join(env.dir, "base.sql.gz")
+	if _, err := backup.Fetch(ctx, backup.FetchOptions{Target: env.target(baseKey), Credentials: env.credentials(), EncryptionKey: benchPassphrase, Out: dump}); err != nil {
+		return nil, nil, err
+	}
+	var servers []*testservers.MariaDB
+	for _, name := range []string{"replayed", "by-hand"} {
+		server, err := env.startServer(ctx, name)
+		if err == nil {
+			servers = append(servers, server)
+			err = load(ctx, dump, server)
+		}
+		if err != nil {
+			for _, s := range servers {
+				env.removeServer(s)
+			}
+			return nil, nil, err
+		}
+	}
+	return servers[0], servers[1], nil
+}
+
+// runSQLFile runs the SQL of file on server, as root.
+func runSQLFile(ctx context.Context, server *testservers.MariaDB, file string) error {
+	in, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	client := mysqlClient(ctx, server)
+	client.Stdin = in
+	if out, err := client.CombinedOutput(); err != nil {
+		return fmt.Errorf("mysql < %s: %w: %s", file, err, out)
+	}
 	return nil
 }
 
