@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"reflect"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -234,6 +236,12 @@ type PointInTimeTarget struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,10}-[0-9]{1,10}-[0-9]{1,20}$`
 	// +optional
 	GTID string `json:"gtid,omitempty"`
+}
+
+// KeepsBeside tells whether a backup written to storage (nil: the policy's own) lies in the
+// policy's storage, beside the binary log archive, where a replay after it finds the archive.
+func (p *MySQLBackupPolicy) KeepsBeside(storage *BackupStorage) bool {
+	return p != nil && (storage == nil || reflect.DeepEqual(*storage, p.Storage))
 }
 
 // PointInTimeRecoveryEnabled tells whether p ships the binary log.

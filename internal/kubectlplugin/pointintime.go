@@ -51,7 +51,7 @@ func checkWindow(model client.Object, target *appsv1alpha1.PointInTimeTarget) er
 
 // chooseBase names the newest backup of the MySQL name that a replay to target can start from:
 // it succeeded, lies beside the archive, was taken with the binary log on, and before the target.
-func chooseBase(ctx context.Context, c client.Client, ns, name string, target *appsv1alpha1.PointInTimeTarget) (string, error) {
+func chooseBase(ctx context.Context, c client.Client, ns, name string, policy *appsv1alpha1.MySQLBackupPolicy, target *appsv1alpha1.PointInTimeTarget) (string, error) {
 	list := &appsv1alpha1.MySQLBackupList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return "", apiError(err, "mysqlbackups in namespace "+ns)
@@ -63,7 +63,8 @@ func chooseBase(ctx context.Context, c client.Client, ns, name string, target *a
 	var best *appsv1alpha1.MySQLBackup
 	for i := range list.Items {
 		b := &list.Items[i]
-		if b.Spec.MySQLName != name || b.Spec.Storage != nil || b.Status.Phase != appsv1alpha1.BackupSucceeded ||
+		beside := b.Spec.Storage == nil || policy.KeepsBeside(b.Spec.Storage)
+		if b.Spec.MySQLName != name || !beside || b.Status.Phase != appsv1alpha1.BackupSucceeded ||
 			b.Status.BinlogPosition == "" || b.Status.CompletionTime == nil {
 			continue
 		}

@@ -40,6 +40,12 @@ func TestRestoreToAPointInTime(t *testing.T) {
 	archivedBackup(t, ns, "late", "db", 10, 30, "0-1-300", true)
 	archivedBackup(t, ns, "elsewhere", "db", 10, 40, "0-1-310", false)
 	archivedBackup(t, ns, "other-mysql", "other", 10, 50, "0-9-5", true)
+	scheduled := &appsv1alpha1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "scheduled"},
+		Spec: appsv1alpha1.MySQLBackupSpec{MySQLName: "db", Storage: model.Spec.Backup.Storage.DeepCopy()}}
+	create(t, scheduled)
+	scheduled.Status.Phase, scheduled.Status.BinlogPosition, scheduled.Status.GTIDPosition = appsv1alpha1.BackupSucceeded, "binlog.000001:9", "0-1-150"
+	scheduled.Status.CompletionTime = &metav1.Time{Time: time.Date(2026, 11, 27, 9, 10, 0, 0, time.UTC)}
+	setStatus(t, scheduled)
 
 	for _, c := range []struct {
 		args       []string
@@ -50,6 +56,7 @@ func TestRestoreToAPointInTime(t *testing.T) {
 		{[]string{"--time", "2026-11-27T10:20:00+00:00"}, "at-1020", "nine-thirty", "2026-11-27T10:20:00Z", ""},
 		{[]string{"--gtid", "0-1-250"}, "at-250", "nine-thirty", "", "0-1-250"},
 		{[]string{"--from", "early", "--time", "2026-11-27T10:45:00Z"}, "from-early", "early", "2026-11-27T10:45:00Z", ""},
+		{[]string{"--time", "2026-11-27T09:20:00Z"}, "at-0920", "scheduled", "2026-11-27T09:20:00Z", ""},
 	} {
 		out := succeeds(t, append([]string{"restore", "-n", ns, "mysql/db", "--to", c.to, "--wait=false"}, c.args...)...)
 		m := &appsv1alpha1.MySQL{}

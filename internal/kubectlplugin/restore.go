@@ -120,7 +120,11 @@ func (e *environment) restore(ctx context.Context, r ref, o restoreOptions) erro
 			return err
 		}
 		if o.from == "" {
-			if o.from, err = chooseBase(ctx, c, ns, r.name, point); err != nil {
+			var policy *appsv1alpha1.MySQLBackupPolicy
+			if m, ok := model.(*appsv1alpha1.MySQL); ok {
+				policy = m.Spec.Backup
+			}
+			if o.from, err = chooseBase(ctx, c, ns, r.name, policy, point); err != nil {
 				return err
 			}
 		}

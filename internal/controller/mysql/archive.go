@@ -54,7 +54,7 @@ func (r *Reconciler) observeArchive(ctx context.Context, m *appsv1alpha1.MySQL, 
 		reading.at = now
 		r.shippers.put(m.UID, reading)
 	}
-	seen.archive, seen.archiveRead = archiveStatus(reading, seen.backups), true
+	seen.archive, seen.archiveRead = archiveStatus(m.Spec.Backup, reading, seen.backups), true
 	return shipperReadInterval
 }
 
@@ -100,7 +100,7 @@ func readShipper(ctx context.Context, pod *corev1.Pod) shipperReading {
 
 // archiveStatus is what the status says of the archive, from the shipper's reading and the
 // backups: the window opens at the oldest backup the archive follows without a gap.
-func archiveStatus(reading shipperReading, backups []appsv1alpha1.MySQLBackup) *appsv1alpha1.PointInTimeRecoveryStatus {
+func archiveStatus(policy *appsv1alpha1.MySQLBackupPolicy, reading shipperReading, backups []appsv1alpha1.MySQLBackup) *appsv1alpha1.PointInTimeRecoveryStatus {
 	s := reading.status
 	status := &appsv1alpha1.PointInTimeRecoveryStatus{Member: reading.member}
 	switch {
@@ -121,7 +121,7 @@ func archiveStatus(reading shipperReading, backups []appsv1alpha1.MySQLBackup) *
 	if s.ArchiveLastTime != nil {
 		status.RecoverableTo = &metav1.Time{Time: s.ArchiveLastTime.Add(time.Second)}
 	}
-	if base := oldestBase(backups, s.Domain, s.ArchiveAfter); base != nil {
+	if base := oldestBase(policy, backups, s.Domain, s.ArchiveAfter); base != nil {
 		status.RecoverableFrom, status.RecoverableFromBackup = base.Status.CompletionTime, base.Name
 	} else if status.Message == "" {
 		status.Message = fmt.Sprintf("no backup follows the start of the archive (sequence number %d of domain %d): "+
@@ -132,13 +132,13 @@ func archiveStatus(reading shipperReading, backups []appsv1alpha1.MySQLBackup) *
 
 // oldestBase is the oldest backup that succeeded holding sequence number after or a later one
 // of domain, so that the archive replays from it without a gap.
-func oldestBase(backups []appsv1alpha1.MySQLBackup, domain uint32, after uint64) *appsv1alpha1.MySQLBackup {
+func oldestBase(policy *appsv1alpha1.MySQLBackupPolicy, backups []appsv1alpha1.MySQLBackup, domain uint32, after uint64) *appsv1alpha1.MySQLBackup {
 	var oldest *appsv1alpha1.MySQLBackup
 	for i := range backups {
 		b := &backups[i]
 		// A backup elsewhere than spec.backup's storage is not beside the archive; one of a server
 		// without a binary log has no position to replay from.
-		if b.Status.Phase != appsv1alpha1.BackupSucceeded || b.Status.CompletionTime == nil || b.Spec.Storage != nil || b.Status.BinlogPosition == "" {
+		if b.Status.Phase != appsv1alpha1.BackupSucceeded || b.Status.CompletionTime == nil || !policy.KeepsBeside(b.Spec.Storage) || b.Status.BinlogPosition == "" {
 			continue
 		}
 		position, err := binlog.ParsePosition(b.Status.GTIDPosition)

@@ -19,10 +19,12 @@ func TestArchiveStatus(t *testing.T) {
 	base := func(name string, hour int, position string) appsv1alpha1.MySQLBackup {
 		b := appsv1alpha1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		b.Status.Phase, b.Status.CompletionTime, b.Status.BinlogPosition, b.Status.GTIDPosition = appsv1alpha1.BackupSucceeded, at(hour), "binlog.000001:400", position
+		// As the schedule takes them: with the policy's storage written out.
+		b.Spec.Storage = &appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}
 		return b
 	}
 	elsewhere := base("elsewhere", 1, "0-1-500")
-	elsewhere.Spec.Storage = &appsv1alpha1.BackupStorage{}
+	elsewhere.Spec.Storage = &appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "elsewhere"}}
 	noBinlog := base("no-binlog", 1, "")
 	noBinlog.Status.BinlogPosition = ""
 	failed := base("failed", 1, "0-1-500")
@@ -31,7 +33,8 @@ func TestArchiveStatus(t *testing.T) {
 	shipping := backup.ShipperStatus{Shipping: true, LastShipped: "0-2-900", ArchiveAfter: 400, ArchiveLast: 900, ArchiveLastTime: &lastTime}
 	backups := []appsv1alpha1.MySQLBackup{base("too-old", 1, "0-1-300"), elsewhere, noBinlog, failed, base("monday", 2, "0-1-450"), base("tuesday", 3, "0-2-800")}
 
-	got := archiveStatus(shipperReading{member: "db-1", status: shipping}, backups)
+	policy := &appsv1alpha1.MySQLBackupPolicy{Storage: appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}}
+	got := archiveStatus(policy, shipperReading{member: "db-1", status: shipping}, backups)
 	if got.RecoverableFromBackup != "monday" || !got.RecoverableFrom.Equal(at(2)) || !got.RecoverableTo.Equal(&metav1.Time{Time: lastTime.Add(time.Second)}) ||
 		got.LastArchivedGTID != "0-2-900" || got.Member != "db-1" || got.Message != "" || got.LagSeconds != 0 {
 		t.Errorf("status of an archive from 400 to 900: %+v", got)
@@ -39,12 +42,12 @@ func TestArchiveStatus(t *testing.T) {
 
 	late := shipping
 	late.LagSeconds = 42.3
-	if got := archiveStatus(shipperReading{member: "db-1", status: late}, backups); got.LagSeconds != 43 {
+	if got := archiveStatus(policy, shipperReading{member: "db-1", status: late}, backups); got.LagSeconds != 43 {
 		t.Errorf("a shipper 42.3 s behind: lag %d", got.LagSeconds)
 	}
 	keepingUp := shipping
 	keepingUp.LagSeconds = 1.2
-	if got := archiveStatus(shipperReading{member: "db-1", status: keepingUp}, backups); got.LagSeconds != 0 {
+	if got := archiveStatus(policy, shipperReading{member: "db-1", status: keepingUp}, backups); got.LagSeconds != 0 {
 		t.Errorf("a shipper that keeps up: lag %d, want 0 so that an idle status stays as it is", got.LagSeconds)
 	}
 
@@ -60,7 +63,7 @@ func TestArchiveStatus(t *testing.T) {
 		{"the shipper does not ship", shipperReading{member: "db-1", status: backup.ShipperStatus{}}, backups, "does not ship"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := archiveStatus(c.reading, c.backups); !strings.Contains(got.Message, c.want) {
+			if got := archiveStatus(policy, c.reading, c.backups); !strings.Contains(got.Message, c.want) {
 				t.Errorf("message %q, want one saying %q", got.Message, c.want)
 			}
 		})

@@ -97,7 +97,7 @@ func DumpJob(b *appsv1alpha1.MySQLBackup, m *appsv1alpha1.MySQL, member string, 
 		"--"+backup.FlagPort+"="+strconv.Itoa(appsv1alpha1.MySQLPort),
 		"--"+backup.FlagUser+"="+backup.AccountUser)
 	args = append(args, backup.PruneArgs(prune)...)
-	if b.Spec.Storage == nil && m.Spec.Backup.PointInTimeRecoveryEnabled() {
+	if m.Spec.Backup.PointInTimeRecoveryEnabled() && m.Spec.Backup.KeepsBeside(b.Spec.Storage) {
 		// The backup lies beside the archive, in the storage of spec.backup: a replay finds it.
 		args = append(args, "--"+backup.FlagBinlogArchive+"="+mysqlresources.ArchiveLocation(m).Key)
 	}

@@ -94,3 +94,24 @@ func TestARestoreToAPointInTimeReplaysAfterTheDump(t *testing.T) {
 		t.Errorf("replay command %v lacks the GTID", gtid.Containers[2].Command)
 	}
 }
+
+// A backup into the storage of spec.backup, as the schedule takes it or as a person asks for it,
+// names the binary log archive beside it; one elsewhere cannot, as a replay would not find it.
+func TestABackupBesideTheArchiveNamesIt(t *testing.T) {
+	storage := appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "backups"}}
+	m := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", UID: "u1"}, Spec: appsv1alpha1.MySQLSpec{
+		Backup: &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", Storage: storage, PointInTimeRecovery: &appsv1alpha1.PointInTimeRecovery{Enabled: true}}}}
+	elsewhere := appsv1alpha1.BackupStorage{Volume: &appsv1alpha1.VolumeStorage{ClaimName: "other"}}
+	for _, c := range []struct {
+		name    string
+		storage *appsv1alpha1.BackupStorage
+		want    bool
+	}{{"on demand", nil, true}, {"scheduled", storage.DeepCopy(), true}, {"elsewhere", &elsewhere, false}} {
+		b := &appsv1alpha1.MySQLBackup{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "b"}, Spec: appsv1alpha1.MySQLBackupSpec{MySQLName: "db", Storage: c.storage}}
+		job := DumpJob(b, m, "", appsv1alpha1.BackupLocation{Storage: storage, Key: "shop/db/b"}, nil, "tools:test", "mariadb:10.11")
+		args := job.Spec.Template.Spec.Containers[0].Command
+		if got := slices.Contains(args, "--"+backup.FlagBinlogArchive+"=shop/db/binlog/u1"); got != c.want {
+			t.Errorf("%s: names the archive %v, want %v: %v", c.name, got, c.want, args)
+		}
+	}
+}
