@@ -11,14 +11,22 @@ const MySQLBackupAppName = "mysqlbackup"
 // by label whether or not the MySQL owns them.
 const LabelMySQL = "apps.appkeeper.dev/mysql"
 
-// AnnotationBackupReason on a MySQLBackup the operator creates says why: Scheduled or PreUpgrade.
+// AnnotationBackupReason on a MySQLBackup the operator creates says why: Scheduled, PreUpgrade
+// or PointInTimeBase.
 const AnnotationBackupReason = "apps.appkeeper.dev/backup-reason"
+
+// AnnotationBackupEpoch on a MySQLBackup the operator creates is the MySQL's status.epoch when it
+// was asked for: a cluster's backup taken after the last promotion has a larger one.
+const AnnotationBackupEpoch = "apps.appkeeper.dev/epoch"
 
 // Why a MySQLBackup was taken.
 const (
 	BackupReasonOnDemand   = "OnDemand"
 	BackupReasonScheduled  = "Scheduled"
 	BackupReasonPreUpgrade = "PreUpgrade"
+	// BackupReasonPointInTimeBase: a base for the binary log archive to replay from, taken when
+	// it has none or after a promotion.
+	BackupReasonPointInTimeBase = "PointInTimeBase"
 )
 
 // BackupPhase is where a backup stands.

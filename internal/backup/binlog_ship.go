@@ -212,11 +212,22 @@ func (s *shipper) begin(ctx context.Context, st serverState, files []string) err
 	return nil
 }
 
-// listArchive reads what the archive can replay, and keeps it for the status.
+// listArchive prunes what no kept backup needs, then reads what the archive can replay, and keeps
+// it for the status.
 func (s *shipper) listArchive(ctx context.Context) (binlog.Reach, error) {
 	pieces, err := listPieces(ctx, s.store, s.o.Target.Key)
 	if err != nil {
 		return binlog.Reach{}, err
+	}
+	deleted, err := pruneArchive(ctx, s.store, s.o.Target.Key, s.o.Domain, pieces)
+	if err != nil {
+		return binlog.Reach{}, err
+	}
+	if deleted > 0 {
+		s.o.Log.Info("pieces no kept backup needs were deleted", "pieces", deleted)
+		if pieces, err = listPieces(ctx, s.store, s.o.Target.Key); err != nil {
+			return binlog.Reach{}, err
+		}
 	}
 	reach, err := binlog.ReachOf(pieces, s.o.Domain)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -250,6 +251,22 @@ func (s *s3Storage) list(ctx context.Context, prefix string) ([]string, error) {
 			return nil, fmt.Errorf("cannot list %s: %w", prefix, s.describe(object.Err))
 		}
 		keys = append(keys, object.Key)
+	}
+	return keys, nil
+}
+
+func (s *s3Storage) listFolder(ctx context.Context, prefix string) ([]string, error) {
+	if err := validateKey(prefix); err != nil {
+		return nil, err
+	}
+	var keys []string
+	for object := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix + "/"}) {
+		if object.Err != nil {
+			return nil, fmt.Errorf("cannot list %s: %w", prefix, s.describe(object.Err))
+		}
+		if !strings.HasSuffix(object.Key, "/") {
+			keys = append(keys, object.Key)
+		}
 	}
 	return keys, nil
 }

@@ -28,6 +28,9 @@ type storage interface {
 	// list returns the keys of the objects below the folder prefix, in no given order; none when
 	// there is no such folder.
 	list(ctx context.Context, prefix string) ([]string, error)
+	// listFolder returns the keys of the objects directly in the folder prefix, not in its
+	// sub-folders; none when there is no such folder.
+	listFolder(ctx context.Context, prefix string) ([]string, error)
 }
 
 // errNotFound is returned for an object that does not exist.

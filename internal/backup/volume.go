@@ -208,3 +208,24 @@ func (v *volumeStorage) list(_ context.Context, prefix string) ([]string, error)
 	}
 	return keys, nil
 }
+
+func (v *volumeStorage) listFolder(_ context.Context, prefix string) ([]string, error) {
+	dir, err := v.path(prefix)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, v.fileError("list "+prefix, err)
+	}
+	var keys []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			keys = append(keys, prefix+"/"+e.Name())
+		}
+	}
+	return keys, nil
+}

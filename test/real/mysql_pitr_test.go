@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,7 +78,7 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 		switch {
 		case p == nil:
 			return fmt.Errorf("no status.pointInTimeRecovery")
-		case p.Message != "" || p.LagSeconds != 0 || p.RecoverableFromBackup != "base" || p.RecoverableTo == nil ||
+		case p.Message != "" || p.LagSeconds != 0 || p.RecoverableFrom == nil || base.Status.CompletionTime.Before(p.RecoverableFrom) || p.RecoverableTo == nil ||
 			p.RecoverableTo.Before(&metav1.Time{Time: dropSent.Truncate(time.Second)}) || !strings.Contains(afterDrop, p.LastArchivedGTID):
 			return fmt.Errorf("status.pointInTimeRecovery %+v; want from the backup base to %s (%s), no lag", p, dropSent.Format(time.RFC3339), afterDrop)
 		}
@@ -85,6 +87,22 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 		return nil
 	})
 	all := append([]ackwriter.Result{first}, later...)
+	// The operator took a base backup by itself once the primary changed.
+	epoch := c.get().Status.Epoch
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		list := &appsv1alpha1.MySQLBackupList{}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, b := range list.Items {
+			if b.Annotations[appsv1alpha1.AnnotationBackupReason] == appsv1alpha1.BackupReasonPointInTimeBase &&
+				b.Annotations[appsv1alpha1.AnnotationBackupEpoch] == strconv.FormatInt(epoch, 10) && b.Status.Phase == appsv1alpha1.BackupSucceeded {
+				t.Logf("base backup %s taken by the operator for epoch %d, the primary %s", b.Name, epoch, c.get().Status.Primary)
+				return nil
+			}
+		}
+		return fmt.Errorf("no base backup of epoch %d has succeeded among %d backups", epoch, len(list.Items))
+	})
 
 	t.Run("to one second before the drop", func(t *testing.T) {
 		target := dropSent.Truncate(time.Second).Add(-time.Second)
@@ -130,30 +148,54 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 		t.Logf("restored through %s: %d rows, the first writer's %d acknowledged", gtidTarget, len(rows), len(first.Acked))
 	})
 
-	t.Run("a target past the archive fails before the server starts", func(t *testing.T) {
+	t.Run("a target still to come is refused before anything is created", func(t *testing.T) {
 		createRestored(t, ns, "too-late", fmt.Sprintf("{time: %q}", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
-		await.Eventually(t, timeout, func(ctx context.Context) error {
-			m := &appsv1alpha1.MySQL{}
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "too-late"}, m); err != nil {
-				return err
-			}
-			for _, cond := range m.Status.Conditions {
-				if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonRestoreSourceNotReady &&
-					strings.Contains(cond.Message, "outside the recoverable window") {
-					t.Logf("Degraded: %s", cond.Message)
-					return nil
-				}
-			}
-			return fmt.Errorf("conditions %+v", m.Status.Conditions)
-		})
-		await.WantEvents(t, k8s, ns, time.Minute, appsv1alpha1.ReasonRestoreSourceNotReady)
-		pod := getPod(t, ns, "too-late-0")
+		waitRestoreRefused(t, ns, "too-late", "has not come yet")
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "too-late"}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the StatefulSet of a refused restore: %v, want none", err)
+		}
+	})
+
+	t.Run("a GTID past the archive fails before the server starts", func(t *testing.T) {
+		past := binlog.GTID{Domain: 0, ServerID: 100, Seq: binlog.SeqIn(mustPosition(t, afterDrop), 0) + 1000}
+		createRestored(t, ns, "past-archive", fmt.Sprintf("{gtid: %q}", past))
+		waitRestoreRefused(t, ns, "past-archive", "outside the recoverable window")
+		pod := getPod(t, ns, "past-archive-0")
 		for _, s := range pod.Status.ContainerStatuses {
 			if s.Name == "mysql" && (s.State.Running != nil || s.RestartCount > 0) {
 				t.Errorf("the server of a failed restore started: %+v", s.State)
 			}
 		}
 	})
+}
+
+// waitRestoreRefused waits until the MySQL name says, in Degraded, that its restore cannot go on
+// for the reason want, and a Warning Event says so.
+func waitRestoreRefused(t *testing.T, ns, name, want string) {
+	t.Helper()
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		m := &appsv1alpha1.MySQL{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
+			return err
+		}
+		for _, cond := range m.Status.Conditions {
+			if cond.Type == appsv1alpha1.ConditionDegraded && cond.Reason == appsv1alpha1.ReasonRestoreSourceNotReady && strings.Contains(cond.Message, want) {
+				t.Logf("%s: Degraded: %s", name, cond.Message)
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", m.Status.Conditions)
+	})
+	await.WantEvents(t, k8s, ns, time.Minute, appsv1alpha1.ReasonRestoreSourceNotReady)
+}
+
+func mustPosition(t *testing.T, position string) []binlog.GTID {
+	t.Helper()
+	p, err := binlog.ParsePosition(position)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // position is the primary's @@gtid_binlog_pos.

@@ -168,6 +168,14 @@ func (s *shipperReadings) put(uid types.UID, reading shipperReading) {
 	s.last[uid] = reading
 }
 
+// latest is the last reading of uid's shipper, however old.
+func (s *shipperReadings) latest(uid types.UID) (shipperReading, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reading, ok := s.last[uid]
+	return reading, ok
+}
+
 func (s *shipperReadings) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

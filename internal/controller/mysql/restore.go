@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
+	"github.com/appkeeper/appkeeper/internal/binlog"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
@@ -85,6 +87,9 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 			return nil, restoreWaitingPrefix + fmt.Sprintf("MySQLBackup %s to succeed", spec.BackupName), nil
 		}
 		loc = b.Status.Location
+		if refusal := pointInTimeRefusal(spec.PointInTime, b, time.Now()); refusal != "" {
+			return nil, refusal, nil
+		}
 	}
 	m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec)}
 	return backupresources.Restore(*loc, spec.PointInTime, r.BackupImage, m.Spec.Image), "", nil
@@ -125,4 +130,32 @@ func hasRestoreContainer(sts *appsv1.StatefulSet) bool {
 		}
 	}
 	return false
+}
+
+// pointInTimeRefusal says why a restore to target from the backup b can never succeed, before
+// anything is created: a time before the backup completed or still to come, a GTID the backup
+// already holds, a backup taken without the binary log. A target past what the archive holds
+// now is left to the replay, which the kubelet retries until the archive reaches it.
+func pointInTimeRefusal(target *appsv1alpha1.PointInTimeTarget, b *appsv1alpha1.MySQLBackup, now time.Time) string {
+	if target == nil {
+		return ""
+	}
+	prefix := "spec.restore.pointInTime: "
+	switch {
+	case b.Status.BinlogPosition == "":
+		return prefix + fmt.Sprintf("MySQLBackup %s was taken while its server kept no binary log: no archived transaction can follow it", b.Name)
+	case target.Time != nil && b.Status.CompletionTime != nil && target.Time.Before(b.Status.CompletionTime):
+		return prefix + fmt.Sprintf("the target %s is before MySQLBackup %s completed (%s): restore from an older backup, or to a later time",
+			target.Time.UTC().Format(time.RFC3339), b.Name, b.Status.CompletionTime.UTC().Format(time.RFC3339))
+	case target.Time != nil && target.Time.After(now):
+		return prefix + fmt.Sprintf("the target %s has not come yet", target.Time.UTC().Format(time.RFC3339))
+	case target.GTID != "":
+		g, err := binlog.ParseGTID(target.GTID)
+		position, perr := binlog.ParsePosition(b.Status.GTIDPosition)
+		if err == nil && perr == nil && g.Seq < binlog.SeqIn(position, g.Domain) {
+			return prefix + fmt.Sprintf("MySQLBackup %s already holds the transactions up to %s, after %s: restore from an older backup",
+				b.Name, b.Status.GTIDPosition, target.GTID)
+		}
+	}
+	return ""
 }

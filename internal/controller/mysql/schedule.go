@@ -41,6 +41,9 @@ func (r *Reconciler) reconcileBackups(ctx context.Context, m *appsv1alpha1.MySQL
 			return 0, nil, err
 		}
 	}
+	if err := r.reconcileArchiveBase(ctx, m, list.Items, now); err != nil {
+		return 0, nil, err
+	}
 	summarize(m, list.Items)
 	return next, list.Items, nil
 }
@@ -106,7 +109,7 @@ func (r *Reconciler) createBackup(ctx context.Context, m *appsv1alpha1.MySQL, na
 			Name:        name,
 			Namespace:   m.Namespace,
 			Labels:      map[string]string{appsv1alpha1.LabelMySQL: m.Name},
-			Annotations: map[string]string{appsv1alpha1.AnnotationBackupReason: reason},
+			Annotations: map[string]string{appsv1alpha1.AnnotationBackupReason: reason, appsv1alpha1.AnnotationBackupEpoch: strconv.FormatInt(m.Status.Epoch, 10)},
 		},
 		Spec: appsv1alpha1.MySQLBackupSpec{
 			MySQLName:  m.Name,

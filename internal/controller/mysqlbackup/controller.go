@@ -273,7 +273,7 @@ func completionTime(job *batchv1.Job) *metav1.Time {
 
 func reasonOf(b *appsv1alpha1.MySQLBackup) string {
 	switch reason := b.Annotations[appsv1alpha1.AnnotationBackupReason]; reason {
-	case appsv1alpha1.BackupReasonScheduled, appsv1alpha1.BackupReasonPreUpgrade:
+	case appsv1alpha1.BackupReasonScheduled, appsv1alpha1.BackupReasonPreUpgrade, appsv1alpha1.BackupReasonPointInTimeBase:
 		return reason
 	}
 	return appsv1alpha1.BackupReasonOnDemand
