@@ -252,7 +252,8 @@ func (p *MySQLBackupPolicy) PointInTimeRecoveryEnabled() bool {
 // MySQLRestore is the backup a new MySQL starts from: its data is loaded before the server first
 // accepts connections. The accounts are the new MySQL's own: root and spec.user get the new
 // credentials, and the backup's databases are loaded under them.
-// +kubebuilder:validation:XValidation:rule="has(self.backupName) != has(self.location)",message="spec.restore must set exactly one of backupName and location"
+// +kubebuilder:validation:XValidation:rule="[has(self.backupName), has(self.location), has(self.mysqlName)].filter(x, x).size() == 1",message="spec.restore must set exactly one of backupName, location and mysqlName"
+// +kubebuilder:validation:XValidation:rule="!has(self.mysqlName) || has(self.pointInTime)",message="spec.restore.mysqlName needs spec.restore.pointInTime: the newest backup of that MySQL before the target is the base"
 type MySQLRestore struct {
 	// BackupName names a MySQLBackup in the namespace that succeeded.
 	// +kubebuilder:validation:MinLength=1
@@ -262,6 +263,14 @@ type MySQLRestore struct {
 	// Location of a backup's artifact in a storage, for a backup whose MySQLBackup is gone.
 	// +optional
 	Location *BackupLocation `json:"location,omitempty"`
+
+	// MySQLName names a MySQL in the namespace, or one that is gone whose MySQLBackups remain,
+	// whose newest backup before spec.restore.pointInTime is the base: it succeeded, was taken
+	// with the binary log archived, into the storage of spec.backup. At most 63 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	MySQLName string `json:"mysqlName,omitempty"`
 
 	// PointInTime replays, after the backup, the transactions its MySQL archived with
 	// spec.backup.pointInTimeRecovery, up to an instant or a transaction. The backup must have

@@ -10,6 +10,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/binlog"
+	backupresources "github.com/appkeeper/appkeeper/internal/resources/mysqlbackup"
 )
 
 // pointInTime is the restore's target from --time or --gtid, nil without either.
@@ -49,38 +50,13 @@ func checkWindow(model client.Object, target *appsv1alpha1.PointInTimeTarget) er
 	return nil
 }
 
-// chooseBase names the newest backup of the MySQL name that a replay to target can start from:
-// it succeeded, lies beside the archive, was taken with the binary log on, and before the target.
+// chooseBase names the newest backup of the MySQL name that a replay to target can start from.
 func chooseBase(ctx context.Context, c client.Client, ns, name string, policy *appsv1alpha1.MySQLBackupPolicy, target *appsv1alpha1.PointInTimeTarget) (string, error) {
 	list := &appsv1alpha1.MySQLBackupList{}
 	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return "", apiError(err, "mysqlbackups in namespace "+ns)
 	}
-	var want binlog.GTID
-	if target.GTID != "" {
-		want, _ = binlog.ParseGTID(target.GTID)
-	}
-	var best *appsv1alpha1.MySQLBackup
-	for i := range list.Items {
-		b := &list.Items[i]
-		beside := b.Spec.Storage == nil || policy.KeepsBeside(b.Spec.Storage)
-		if b.Spec.MySQLName != name || !beside || b.Status.Phase != appsv1alpha1.BackupSucceeded ||
-			b.Status.BinlogPosition == "" || b.Status.CompletionTime == nil {
-			continue
-		}
-		if target.Time != nil && target.Time.Before(b.Status.CompletionTime) {
-			continue
-		}
-		if target.GTID != "" {
-			position, err := binlog.ParsePosition(b.Status.GTIDPosition)
-			if err != nil || binlog.SeqIn(position, want.Domain) > want.Seq {
-				continue
-			}
-		}
-		if best == nil || best.Status.CompletionTime.Before(b.Status.CompletionTime) {
-			best = b
-		}
-	}
+	best := backupresources.NewestBaseBefore(list.Items, name, policy, target)
 	if best == nil {
 		return "", fmt.Errorf("no backup of mysql/%s completed before the target was taken with its binary log archived: give one with --from, or restore to a later point", name)
 	}

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -58,8 +59,12 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 	if sts != nil && sts.Status.ReadyReplicas > 0 && hasRestoreContainer(sts) {
 		// The server has served once from the loaded data: the restore is over, and the pod
 		// no longer needs the storage.
-		m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec), CompletionTime: ptr.To(metav1.Now())}
-		event.Restored.Emit(r.Recorder, m, nil, "the server serves the data restored from %s", restoreSourceName(spec))
+		source := restoreSourceName(spec, "")
+		if m.Status.Restore != nil && m.Status.Restore.Source != "" {
+			source = m.Status.Restore.Source
+		}
+		m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: source, CompletionTime: ptr.To(metav1.Now())}
+		event.Restored.Emit(r.Recorder, m, nil, "the server serves the data restored from %s", source)
 		return nil, "", nil
 	}
 	if failure := restoreFailure(pods); failure != "" {
@@ -72,34 +77,84 @@ func (r *Reconciler) restoreSource(ctx context.Context, m *appsv1alpha1.MySQL, s
 	if r.BackupImage == "" {
 		return nil, "the operator was started without --backup-image: it has no image to fetch the backup with", nil
 	}
-	loc := spec.Location
-	if spec.BackupName != "" {
-		b := &appsv1alpha1.MySQLBackup{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: spec.BackupName}, b)
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s does not exist", spec.BackupName), nil
-		case err != nil:
-			return nil, "", fmt.Errorf("restore source of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-		case b.Status.Phase == appsv1alpha1.BackupFailed:
-			return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s failed: there is nothing to restore", spec.BackupName), nil
-		case b.Status.Phase != appsv1alpha1.BackupSucceeded || b.Status.Location == nil:
-			return nil, restoreWaitingPrefix + fmt.Sprintf("MySQLBackup %s to succeed", spec.BackupName), nil
-		}
-		loc = b.Status.Location
-		if refusal := pointInTimeRefusal(spec.PointInTime, b, time.Now()); refusal != "" {
-			return nil, refusal, nil
+	loc, base := spec.Location, spec.BackupName
+	if spec.MySQLName != "" {
+		if base, wait, err = r.newestBase(ctx, m); base == "" {
+			return nil, wait, err
 		}
 	}
-	m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec)}
+	if base != "" {
+		if loc, wait, err = r.backupLocation(ctx, m, base); loc == nil {
+			return nil, wait, err
+		}
+	}
+	m.Status.Restore = &appsv1alpha1.MySQLRestoreStatus{Source: restoreSourceName(spec, base)}
 	return backupresources.Restore(*loc, spec.PointInTime, r.BackupImage, m.Spec.Image), "", nil
+}
+
+// backupLocation is where the MySQLBackup name keeps its artifact, once it succeeded and can
+// start the restore m asks for; else wait says why not.
+func (r *Reconciler) backupLocation(ctx context.Context, m *appsv1alpha1.MySQL, name string) (*appsv1alpha1.BackupLocation, string, error) {
+	b := &appsv1alpha1.MySQLBackup{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, b)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s does not exist", name), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("restore source of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+	case b.Status.Phase == appsv1alpha1.BackupFailed:
+		return nil, fmt.Sprintf("spec.restore.backupName: MySQLBackup %s failed: there is nothing to restore", name), nil
+	case b.Status.Phase != appsv1alpha1.BackupSucceeded || b.Status.Location == nil:
+		return nil, restoreWaitingPrefix + fmt.Sprintf("MySQLBackup %s to succeed", name), nil
+	}
+	if refusal := pointInTimeRefusal(m.Spec.Restore.PointInTime, b, time.Now()); refusal != "" {
+		return nil, refusal, nil
+	}
+	return b.Status.Location, "", nil
+}
+
+// newestBase names the newest backup of spec.restore.mysqlName that a replay to the target can
+// start from. The one a pass chose stays chosen: a later pass finds it in status.restore.
+func (r *Reconciler) newestBase(ctx context.Context, m *appsv1alpha1.MySQL) (string, string, error) {
+	if chosen, ok := strings.CutPrefix(statusRestoreSource(m), "MySQLBackup "); ok {
+		return chosen, "", nil
+	}
+	spec := m.Spec.Restore
+	list := &appsv1alpha1.MySQLBackupList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(m.Namespace), client.MatchingFields{backupjob.MySQLNameIndex: spec.MySQLName}); err != nil {
+		return "", "", fmt.Errorf("backups of MySQL %s/%s: %w", m.Namespace, spec.MySQLName, err)
+	}
+	var policy *appsv1alpha1.MySQLBackupPolicy
+	source := &appsv1alpha1.MySQL{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: spec.MySQLName}, source); err == nil {
+		policy = source.Spec.Backup
+	} else if !apierrors.IsNotFound(err) {
+		return "", "", fmt.Errorf("MySQL %s/%s: %w", m.Namespace, spec.MySQLName, err)
+	}
+	if b := backupresources.NewestBaseBefore(list.Items, spec.MySQLName, policy, spec.PointInTime); b != nil {
+		return b.Name, "", nil
+	}
+	return "", fmt.Sprintf("spec.restore.mysqlName: no backup of MySQL %s completed before the target with its binary log archived, "+
+		"in the storage of its spec.backup: restore to a later point, or name a backup", spec.MySQLName), nil
+}
+
+func statusRestoreSource(m *appsv1alpha1.MySQL) string {
+	if m.Status.Restore == nil {
+		return ""
+	}
+	return m.Status.Restore.Source
 }
 
 // restoreWaitingPrefix starts the message of a restore that waits for its backup to complete,
 // which is progress; every other reason to wait needs a person.
 const restoreWaitingPrefix = "waiting for "
 
-func restoreSourceName(spec *appsv1alpha1.MySQLRestore) string {
+// restoreSourceName names what the restore reads: the backup base (the one named, or the one
+// chosen for spec.restore.mysqlName), or the location.
+func restoreSourceName(spec *appsv1alpha1.MySQLRestore, base string) string {
+	if base != "" {
+		return "MySQLBackup " + base
+	}
 	if spec.BackupName != "" {
 		return "MySQLBackup " + spec.BackupName
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -135,4 +136,67 @@ func TestScheduleStartsBackups(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A restore from a MySQL to a point in time starts from the newest of its backups that completed
+// before the target with the binary log on, and replays after it; with none, it is refused
+// before anything is created.
+func TestARestoreFromAMySQLStartsFromItsNewestBackupBeforeTheTarget(t *testing.T) {
+	ns := testcluster.NewNamespace(t, k8s, "bak")
+	availableMySQL(t, ns, "db", func(m *appsv1alpha1.MySQL) {
+		m.Spec.Backup = &appsv1alpha1.MySQLBackupPolicy{Schedule: "0 2 * * *", Suspend: true, Storage: *backuptest.S3Storage()}
+	})
+	for i, name := range []string{"older", "newer"} {
+		createBackup(t, ns, name, func(b *appsv1alpha1.MySQLBackup) { b.Spec.Storage = backuptest.S3Storage() })
+		result := backuptest.DumpResult("prod/" + ns + "/db/" + name)
+		result.BinlogPosition, result.GTIDPosition = "binlog.000001:4", fmt.Sprintf("0-1-%d", 100*(i+1))
+		kubesim.FinishJob(t, k8s, backuptest.WaitJob(t, k8s, ns, name+"-backup", timeout), dumpContainer, result, true)
+		backuptest.WaitBackup(t, k8s, ns, name, timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
+	}
+	newer := backuptest.WaitBackup(t, k8s, ns, "newer", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
+	target := metav1.NewTime(newer.Status.CompletionTime.Add(time.Second))
+	await.Eventually(t, timeout, func(context.Context) error {
+		if time.Now().Before(target.Time) {
+			return fmt.Errorf("the target %s is still to come", target)
+		}
+		return nil
+	})
+	restore := func(name string, at metav1.Time) {
+		m := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1alpha1.MySQLSpec{Database: "shop", User: "shop", Image: "mariadb:10.11",
+				Restore: &appsv1alpha1.MySQLRestore{MySQLName: "db", PointInTime: &appsv1alpha1.PointInTimeTarget{Time: &at}}}}
+		if err := k8s.Create(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore("copy", target)
+	sts := &appsv1.StatefulSet{}
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "copy"}, sts)
+	})
+	init := sts.Spec.Template.Spec.InitContainers
+	if len(init) != 3 || init[0].Name != resources.FetchContainer || init[2].Name != resources.ReplayContainer ||
+		!slices.Contains(init[0].Command, "--key=prod/"+ns+"/db/newer") ||
+		!slices.Contains(init[2].Command, "--"+backup.FlagUntilTime+"="+target.UTC().Format(time.RFC3339)) {
+		t.Fatalf("init containers %+v: want the fetch of newer, then the replay to %s", init, target)
+	}
+	waitMySQL(t, ns, "copy", func(m *appsv1alpha1.MySQL) error {
+		if m.Status.Restore == nil || m.Status.Restore.Source != "MySQLBackup newer" {
+			return fmt.Errorf("status.restore = %+v, want it to name the backup chosen", m.Status.Restore)
+		}
+		return nil
+	})
+
+	older := backuptest.WaitBackup(t, k8s, ns, "older", timeout, backuptest.PhaseIs(appsv1alpha1.BackupSucceeded))
+	restore("too-early", metav1.NewTime(older.CreationTimestamp.Add(-time.Hour)))
+	waitMySQL(t, ns, "too-early", func(m *appsv1alpha1.MySQL) error {
+		c := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "spec.restore.mysqlName: no backup of MySQL db completed before the target") {
+			return fmt.Errorf("Degraded = %+v, want True saying no backup precedes the target", c)
+		}
+		return nil
+	})
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "too-early"}, &appsv1.StatefulSet{}); err == nil {
+		t.Error("the StatefulSet of a restore with no base exists")
+	}
 }
