@@ -56,8 +56,11 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 	// With no writer running, the primary's position holds every row acknowledged so far.
 	gtidTarget := c.position()
 
+	// Two switchovers move the primary twice whatever the kill ends with (a failover, or the
+	// same member reopened once its server restarted).
 	later := []ackwriter.Result{
 		c.failOver(t, "mariadbd killed", writerConnections, killMainProcess),
+		c.switchOver(t),
 		c.switchOver(t),
 	}
 	last := c.startWriter(t, writerConnections)
@@ -130,11 +133,15 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 		if kept == written {
 			t.Errorf("the restore kept all %d rows: the target left nothing out", written)
 		}
-		t.Logf("restored to %s: %d of %d acknowledged rows, across a failover and a switchover", target.Format(time.RFC3339), kept, written)
+		t.Logf("restored to %s: %d of %d acknowledged rows, across a kill and two switchovers", target.Format(time.RFC3339), kept, written)
 	})
 
-	t.Run("to a GTID", func(t *testing.T) {
-		rows := restoredRows(t, ns, "at-gtid", fmt.Sprintf("{gtid: %q}", gtidTarget))
+	t.Run("to a GTID, into a single server that archives its own binary log", func(t *testing.T) {
+		rows := restoredRows(t, ns, "at-gtid", fmt.Sprintf("{gtid: %q}", gtidTarget), fmt.Sprintf(`backup:
+    schedule: "0 3 * * *"
+    suspend: true
+    storage: {s3: {endpoint: %q, bucket: %s, prefix: prod/, forcePathStyle: true, credentialsSecretRef: {name: s3-keys}}}
+    pointInTimeRecovery: {enabled: true}`, store.Endpoint, store.Bucket))
 		for _, id := range first.Acked {
 			if _, ok := rows[id]; !ok {
 				t.Errorf("row %d, acknowledged before %s, is missing", id, gtidTarget)
@@ -146,6 +153,19 @@ func TestMySQLPointInTimeRecovery(t *testing.T) {
 			}
 		}
 		t.Logf("restored through %s: %d rows, the first writer's %d acknowledged", gtidTarget, len(rows), len(first.Acked))
+		// The single server ships its own binary log, and the operator takes the base it lacks.
+		await.Eventually(t, timeout, func(ctx context.Context) error {
+			m := &appsv1alpha1.MySQL{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "at-gtid"}, m); err != nil {
+				return err
+			}
+			p := m.Status.PointInTimeRecovery
+			if p == nil || p.Message != "" || p.RecoverableFrom == nil || p.Member != "at-gtid-0" {
+				return fmt.Errorf("status.pointInTimeRecovery %+v; want a window from a base backup, shipped by at-gtid-0", p)
+			}
+			t.Logf("the restored server archives its own binary log: from %s (%s)", p.RecoverableFrom.UTC().Format(time.RFC3339), p.RecoverableFromBackup)
+			return nil
+		})
 	})
 
 	t.Run("a target still to come is refused before anything is created", func(t *testing.T) {
@@ -240,10 +260,11 @@ func waitArchived(t *testing.T, store *testcluster.ObjectStore, archive string, 
 	return len(pieces)
 }
 
-// createRestored creates a MySQL of one member restored from the backup base to target.
-func createRestored(t *testing.T, ns, name, target string) {
+// createRestored creates a MySQL of one member restored from the backup base to target, with
+// more lines of spec if given.
+func createRestored(t *testing.T, ns, name, target string, spec ...string) {
 	t.Helper()
-	kubectl(t, fmt.Sprintf(`
+	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
 kind: MySQL
 metadata:
@@ -254,15 +275,19 @@ spec:
   user: clerk
   storage: {size: 1Gi}
   restore: {backupName: base, pointInTime: %s}
-`, name, mariadbImage, target), "apply", "-n", ns, "-f", "-")
+`, name, mariadbImage, target)
+	for _, line := range spec {
+		manifest += "  " + line + "\n"
+	}
+	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
 }
 
 // restoredRows creates a MySQL restored to target, waits until it is Available and returns the
 // writer's rows it holds, with when each was written.
-func restoredRows(t *testing.T, ns, name, target string) map[int64]time.Time {
+func restoredRows(t *testing.T, ns, name, target string, spec ...string) map[int64]time.Time {
 	t.Helper()
 	created := time.Now()
-	createRestored(t, ns, name, target)
+	createRestored(t, ns, name, target, spec...)
 	took := waitAvailable(t, ns, "MySQL", name, created)
 	t.Logf("%s is Available %s after it was created", name, took.Round(time.Second))
 	restored := &clusterUnderTest{t: t, ns: ns, password: secretData(t, ns, name+"-credentials")[appsv1alpha1.SecretKeyPassword]}
