@@ -126,7 +126,7 @@ func writeStatusTable(w io.Writer, found []instance, withNamespace bool) error {
 		if withNamespace {
 			fmt.Fprint(tw, i.namespace()+"\t")
 		}
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", i.ref(), i.ready, i.desired, runs(i), health(i))
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", i.ref(), i.ready, i.desired, runs(i), describe(i))
 	}
 	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,8 +71,9 @@ func createInStates(t *testing.T, ns string) {
 	workers, fresh := podSet(ns, "workers"), podSet(ns, "fresh")
 	db := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}}
 	dbCopy := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-copy"}}
+	ledger := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ledger"}, Spec: appsv1alpha1.MySQLSpec{Members: 3}}
 	blog := &appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blog"}}
-	create(t, web, next, broken, cache, workers, fresh, db, dbCopy, blog)
+	create(t, web, next, broken, cache, workers, fresh, db, dbCopy, ledger, blog)
 
 	web.Status = appsv1alpha1.WebServerStatus{ObservedGeneration: 1, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 3,
 		Image: "nginx:1.27.4", Conditions: conditionsWith(readyCondition(), nil)}
@@ -93,9 +95,15 @@ func createInStates(t *testing.T, ns string) {
 	db.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 1, Conditions: conditionsWith(notReady("ImagePullBackOff", pullFailed.Message), &pullFailed)}
 	dbCopy.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 1,
 		Conditions: conditionsWith(notReady("RestoreSourceNotReady", "MySQLBackup nightly is Running"), nil)}
+	ledger.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 3, ReadyReplicas: 3, Image: "mariadb:10.11",
+		Primary: "ledger-1", Epoch: 2, Conditions: conditionsWith(readyCondition(), nil),
+		Members: []appsv1alpha1.MySQLMemberStatus{{Name: "ledger-0", Role: appsv1alpha1.RoleReplica}, {Name: "ledger-1", Role: appsv1alpha1.RolePrimary},
+			{Name: "ledger-2", Role: appsv1alpha1.RoleReplica, Errant: true}},
+		PointInTimeRecovery: &appsv1alpha1.PointInTimeRecoveryStatus{Member: "ledger-1", RecoverableFrom: &since,
+			RecoverableTo: &metav1.Time{Time: since.Add(8*time.Hour + 42*time.Minute + 7*time.Second)}, LagSeconds: 3}}
 	blog.Status = appsv1alpha1.WordPressStatus{ObservedGeneration: 1,
 		Conditions: conditionsWith(notReady("WaitingForDatabase", "MySQL blog-mysql is not Available"), nil)}
-	for _, obj := range []client.Object{web, next, broken, cache, workers, db, dbCopy, blog} {
+	for _, obj := range []client.Object{web, next, broken, cache, workers, db, dbCopy, ledger, blog} {
 		setStatus(t, obj)
 	}
 }

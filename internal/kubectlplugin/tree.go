@@ -104,6 +104,7 @@ func buildTree(ctx context.Context, c client.Client, inst instance, hidden map[s
 			root.children = append(root.children, newNode(obj))
 		}
 	}
+	root.addMemberRoles(inst.members)
 	if wp, ok := inst.object.(*appsv1alpha1.WordPress); ok {
 		database, err := databaseNode(ctx, c, wp, hidden)
 		if err != nil {
@@ -168,7 +169,17 @@ func databaseNode(ctx context.Context, c client.Client, wp *appsv1alpha1.WordPre
 
 // instanceHealth is an instance's line: its pods, what it runs, and its health in words.
 func instanceHealth(i instance) string {
-	return fmt.Sprintf("%d/%d ready, %s: %s", i.ready, i.desired, runs(i), health(i))
+	return fmt.Sprintf("%d/%d ready, %s: %s", i.ready, i.desired, runs(i), describe(i))
+}
+
+// addMemberRoles adds to each member's pod in the tree what the operator last read of it.
+func (n *node) addMemberRoles(members map[string]appsv1alpha1.MySQLMemberStatus) {
+	for _, c := range n.children {
+		if member, ok := members[c.object.GetName()]; ok && kindOf(c.object) == "Pod" {
+			c.health += "; " + memberWords(member)
+		}
+		c.addMemberRoles(members)
+	}
 }
 
 func (n *node) child(kind string) *node {

@@ -38,7 +38,10 @@ func TestTreeShowsChildrenAndTheirHealth(t *testing.T) {
 	db := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}}
 	create(t, db)
 	db.Status = appsv1alpha1.MySQLStatus{ObservedGeneration: 1, DesiredReplicas: 1, ReadyReplicas: 0, Image: "mysql:8.4.6",
-		Conditions: conditionsWith(notReady("ReplicasNotReady", "0 of 1 ready"), nil)}
+		Conditions: conditionsWith(notReady("ReplicasNotReady", "0 of 1 ready"), nil),
+		Members:    []appsv1alpha1.MySQLMemberStatus{{Name: "db-0", Role: appsv1alpha1.RoleUnknown, Message: "dial tcp 10.0.0.7:3306: connect: connection refused"}},
+		PointInTimeRecovery: &appsv1alpha1.PointInTimeRecoveryStatus{
+			Message: "the shipper of db-0 does not ship: its server is not open to writes yet"}}
 	setStatus(t, db)
 	pods := db.SelectorLabels()
 	sts := &appsv1.StatefulSet{ObjectMeta: child(db, "MySQL", "db", pods), Spec: appsv1.StatefulSetSpec{
