@@ -78,8 +78,8 @@ test-real-suite:
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
 .PHONY: test-parts
-test-parts: node-deps docs-deps ## Every tool and part the checks and tests build, side by side so that downloads overlap compiles.
-	$(MAKE) --no-print-directory -j3 controlplane node images test-deps helm prometheus $(GOLANGCI_LINT) $(CONTROLLER_GEN)
+test-parts: node-deps docs-deps ## Every tool and part the checks and tests build, side by side so that downloads overlap compiles: the images, mostly downloads, start first.
+	$(MAKE) --no-print-directory -j3 images controlplane node test-deps helm prometheus $(GOLANGCI_LINT) $(CONTROLLER_GEN)
 
 .PHONY: test-real
 test-real: build controlplane node-deps node images ## End-to-end scenarios on a real node (root): real containers for every kind.

@@ -29,6 +29,7 @@ INSERT INTO files VALUES (1, REPEAT(UNHEX('00FF7F80'), 1048576));`
 )
 
 func TestMySQLBackupsRestoreOnARealNode(t *testing.T) {
+	t.Parallel()
 	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "backup", restricted)
 	createS3Keys(t, ns, store)

@@ -3,6 +3,10 @@
 // Package real runs the scenarios a user runs on the local cluster's real node, where containers
 // really start: images, users, ports, probes, volumes, DNS and data are the kubelet's, not a
 // simulation. It needs root, and leaves the host as it found it, which TestMain checks.
+//
+// The MySQL cluster scenarios time faults and failovers, so they run one at a time; the others
+// mostly wait for containers, so they call t.Parallel and run side by side once the clusters'
+// scenarios are done.
 package real
 
 import (

@@ -18,6 +18,7 @@ import (
 )
 
 func TestMemcachedMembersAnswerByName(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "cache", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`

@@ -36,6 +36,7 @@ const (
 )
 
 func TestWebServerExporterCountsTheSitesRequests(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "web-metrics", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
@@ -95,6 +96,7 @@ spec:
 }
 
 func TestMySQLExporterReadsTheServer(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "mysql-metrics", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
@@ -145,6 +147,7 @@ spec:
 }
 
 func TestMemcachedExporterOnTheRealNode(t *testing.T) {
+	t.Parallel()
 	t.Skip("no local memcached exporter image: Debian packages no memcached exporter, and the Go module proxy refuses github.com/prometheus/memcached_exporter, so nothing builds one without a registry")
 }
 

@@ -20,6 +20,7 @@ import (
 )
 
 func TestMySQLKeepsItsDataAndAccounts(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "mysql", restricted)
 	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1

@@ -20,6 +20,7 @@ import (
 )
 
 func TestPodSetRunsItsCommandAndRestartsKilledContainers(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "pset", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
@@ -91,6 +92,7 @@ spec:
 }
 
 func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "fake", restricted)
 	pod := &corev1.Pod{}
 	pod.Name, pod.Namespace = "simulated", ns
@@ -127,6 +129,7 @@ func TestPodsGoToTheFakeNodesOnRequest(t *testing.T) {
 // The namespaces of these scenarios hold the operand pods to a pod security standard: a pod that
 // breaks it must be refused, or the scenarios would prove nothing about it.
 func TestNamespacesEnforcePodSecurity(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "psa", restricted)
 	pod := &corev1.Pod{}
 	pod.Name, pod.Namespace = "as-root", ns

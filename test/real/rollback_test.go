@@ -43,6 +43,7 @@ var (
 )
 
 func TestWebServerRollsBackImagesThatFail(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "rollback-web", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
@@ -111,6 +112,7 @@ func failWebServer(t *testing.T, ns string, serving []corev1.Pod, want rollback)
 }
 
 func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
+	t.Parallel()
 	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "rollback-mysql", restricted)
 	createS3Keys(t, ns, store)
@@ -185,6 +187,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 }
 
 func TestWordPressRollsBackAnImageThatCannotStart(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "rollback-wp", baseline)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`

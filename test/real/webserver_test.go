@@ -21,6 +21,7 @@ import (
 const welcome = "Welcome to nginx!"
 
 func TestWebServerServesScalesRollsAndRecovers(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "web", restricted)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`

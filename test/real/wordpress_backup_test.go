@@ -23,6 +23,7 @@ import (
 // TestWordPressSiteComesBackFromARestorePoint loses a site, its database and its uploads, and
 // brings it back under the same name from a WordPressBackup: the same posts and uploads are served.
 func TestWordPressSiteComesBackFromARestorePoint(t *testing.T) {
+	t.Parallel()
 	store := testcluster.StartObjectStore(t, cluster.NodeAddress(), nil)
 	ns := newNamespace(t, "wpbak", baseline)
 	createS3Keys(t, ns, store)

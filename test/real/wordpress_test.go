@@ -21,6 +21,7 @@ import (
 )
 
 func TestWordPressInstallsPublishesAndKeepsPosts(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "wp", baseline)
 	manifest := fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
