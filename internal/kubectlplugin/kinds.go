@@ -149,8 +149,6 @@ type instance struct {
 	restore  *appsv1alpha1.MySQLRestoreStatus
 	// facts are what the instance's kind adds to its health on a status line.
 	facts []string
-	// members are a MySQL's members, by the name of their pods.
-	members map[string]appsv1alpha1.MySQLMemberStatus
 }
 
 func (i instance) namespace() string { return i.object.GetNamespace() }
@@ -186,16 +184,8 @@ func mysqlInstance(m *appsv1alpha1.MySQL) instance {
 		kind: "mysql", object: m, desired: m.MemberCount(), ready: m.Status.ReadyReplicas,
 		image: m.Status.Image, conditions: m.Status.Conditions, rollout: m.Status.Rollout,
 		observed: m.Status.ObservedGeneration, restore: m.Status.Restore,
-		facts: mysqlFacts(m), members: membersByName(m.Status.Members),
+		facts: mysqlFacts(m),
 	}
-}
-
-func membersByName(members []appsv1alpha1.MySQLMemberStatus) map[string]appsv1alpha1.MySQLMemberStatus {
-	byName := make(map[string]appsv1alpha1.MySQLMemberStatus, len(members))
-	for _, member := range members {
-		byName[member.Name] = member
-	}
-	return byName
 }
 
 func wordPressInstance(wp *appsv1alpha1.WordPress) instance {

@@ -104,7 +104,9 @@ func buildTree(ctx context.Context, c client.Client, inst instance, hidden map[s
 			root.children = append(root.children, newNode(obj))
 		}
 	}
-	root.addMemberRoles(inst.members)
+	if m, ok := inst.object.(*appsv1alpha1.MySQL); ok {
+		root.addMemberRoles(m.Status.Members)
+	}
 	if wp, ok := inst.object.(*appsv1alpha1.WordPress); ok {
 		database, err := databaseNode(ctx, c, wp, hidden)
 		if err != nil {
@@ -173,10 +175,14 @@ func instanceHealth(i instance) string {
 }
 
 // addMemberRoles adds to each member's pod in the tree what the operator last read of it.
-func (n *node) addMemberRoles(members map[string]appsv1alpha1.MySQLMemberStatus) {
+func (n *node) addMemberRoles(members []appsv1alpha1.MySQLMemberStatus) {
 	for _, c := range n.children {
-		if member, ok := members[c.object.GetName()]; ok && kindOf(c.object) == "Pod" {
-			c.health += "; " + memberWords(member)
+		if kindOf(c.object) == "Pod" {
+			for _, member := range members {
+				if member.Name == c.object.GetName() {
+					c.health += "; " + memberWords(member)
+				}
+			}
 		}
 		c.addMemberRoles(members)
 	}

@@ -72,6 +72,16 @@ func startBackupEnv(ctx context.Context, parent, versitygw string) (_ *backupEnv
 	return e, err
 }
 
+// startBackupEnvBeside starts the servers beside the cluster's state, not in /tmp, which other
+// programs clean.
+func startBackupEnvBeside(ctx context.Context, o options) (*backupEnv, error) {
+	dir, err := filepath.Abs(filepath.Dir(o.dir))
+	if err != nil {
+		return nil, err
+	}
+	return startBackupEnv(ctx, dir, o.versitygw)
+}
+
 // startServer starts an empty server in a folder of its own.
 func (e *backupEnv) startServer(ctx context.Context, name string) (*testservers.MariaDB, error) {
 	dir := filepath.Join(e.dir, name)

@@ -64,12 +64,7 @@ const (
 // measureBackupData fills a source server, then times appkeeper's dump and restore against their
 // floors, each on the same servers.
 func measureBackupData(ctx context.Context, o options) (*backupData, error) {
-	// Beside the cluster's state, not in /tmp, which other programs clean.
-	dir, err := filepath.Abs(filepath.Dir(o.dir))
-	if err != nil {
-		return nil, err
-	}
-	env, err := startBackupEnv(ctx, dir, o.versitygw)
+	env, err := startBackupEnvBeside(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -91,11 +91,7 @@ func startPITRSource(ctx context.Context, env *backupEnv) (*pitrSource, error) {
 // measurePITR ships a server's binary log while a writer writes for o.pitrSeconds, then after
 // quiet spells, and replays it.
 func measurePITR(ctx context.Context, o options) (_ *pitrResult, err error) {
-	dir, err := filepath.Abs(filepath.Dir(o.dir))
-	if err != nil {
-		return nil, err
-	}
-	env, err := startBackupEnv(ctx, dir, o.versitygw)
+	env, err := startBackupEnvBeside(ctx, o)
 	if err != nil {
 		return nil, err
 	}
