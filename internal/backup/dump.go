@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/appkeeper/appkeeper/internal/replication"
 )
 
 // DumpOptions are the inputs of Dump.
@@ -136,19 +138,61 @@ func (o *DumpOptions) catchUp(ctx context.Context, replica *sql.DB) error {
 		return err
 	}
 	defer primary.Close()
-	var position string
-	if err := primary.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&position); err != nil {
+	var primaryHeld string
+	if err := primary.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&primaryHeld); err != nil {
 		return source.describe(err)
 	}
-	var result sql.NullInt64
-	if err := replica.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, ?)", position, o.CatchUpTimeout.Seconds()).Scan(&result); err != nil {
-		return o.Connection.describe(err)
+	want, err := replication.ParsePosition(primaryHeld)
+	if err != nil {
+		return err
 	}
-	if !result.Valid || result.Int64 != 0 {
-		return fmt.Errorf("the replica %s did not apply the transactions of its primary %s (up to %s) within %s: the backup gives up rather than miss them",
-			o.Connection.Host, o.CatchUpHost, position, o.CatchUpTimeout)
+	deadline := time.Now().Add(o.CatchUpTimeout)
+	for {
+		held, err := appliedPosition(ctx, replica)
+		if err != nil {
+			return o.Connection.describe(err)
+		}
+		if held.Covers(want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the replica %s did not apply the transactions of its primary %s (up to %s) within %s: the backup gives up rather than miss them",
+				o.Connection.Host, o.CatchUpHost, want, o.CatchUpTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(catchUpPoll):
+		}
 	}
-	return nil
+}
+
+// catchUpPoll is how often catchUp reads the replica's position.
+const catchUpPoll = 200 * time.Millisecond
+
+// appliedPosition is every transaction the server holds, replicated or written there: the
+// newest of its binary log's and its replication's position in each domain. The replica may
+// have become the primary since the dump began, and then the transactions it writes are in its
+// binary log alone, which MASTER_GTID_WAIT never looks at.
+func appliedPosition(ctx context.Context, db *sql.DB) (replication.Position, error) {
+	var binlogPos, slavePos string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_slave_pos").Scan(&binlogPos, &slavePos); err != nil {
+		return nil, err
+	}
+	held, err := replication.ParsePosition(binlogPos)
+	if err != nil {
+		return nil, err
+	}
+	replicated, err := replication.ParsePosition(slavePos)
+	if err != nil {
+		return nil, err
+	}
+	for domain, g := range replicated {
+		if g.Seq > held[domain].Seq {
+			held[domain] = g
+		}
+	}
+	return held, nil
 }
 
 // validateWrite checks the flags of a subcommand that writes a backup: its key, the keys it

@@ -10,8 +10,9 @@ import (
 )
 
 // A dump of a replica first waits until the replica applied every transaction its primary held
-// when the dump began, so that the backup holds every write acknowledged before it; a replica
-// that does not catch up in time fails the backup, which then stores nothing.
+// when the dump began, so that the backup holds every write acknowledged before it, also when it
+// has become the primary meanwhile; a replica that does not catch up in time fails the backup,
+// which then stores nothing.
 func TestADumpOfAReplicaHoldsWhatItsPrimaryHeld(t *testing.T) {
 	ctx := context.Background()
 	primary := startMariaDB(t, "--log-bin=binlog", "--server-id=7", "--gtid-strict-mode")
@@ -46,5 +47,14 @@ func TestADumpOfAReplicaHoldsWhatItsPrimaryHeld(t *testing.T) {
 	left, err := filepath.Glob(filepath.Join(o.Target.Volume, "ns", "db", "behind*"))
 	if err != nil || len(left) != 0 {
 		t.Errorf("a failed dump left %v (%v)", left, err)
+	}
+
+	// The replica becomes the primary the catch-up host reaches, and takes writes of its own:
+	// the dump does not wait for a replication that no longer runs.
+	replica.exec(t, "SET GLOBAL read_only = OFF", "INSERT INTO shop.orders VALUES (10)")
+	promoted := o
+	promoted.Target.Key, promoted.CatchUpHost, promoted.CatchUpTimeout = "ns/db/promoted", fmt.Sprintf("127.0.0.1:%d", replica.port), 5*time.Second
+	if res, err := Dump(ctx, promoted); err != nil || res.Tables != 1 {
+		t.Fatalf("a dump of a replica that became the primary: %+v, %v", res, err)
 	}
 }

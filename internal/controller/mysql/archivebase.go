@@ -32,7 +32,8 @@ func (r *Reconciler) reconcileArchiveBase(ctx context.Context, m *appsv1alpha1.M
 
 // needsArchiveBase tells whether a base backup is to be taken now: the archive has none to
 // replay from, or a promotion is newer than every backup; and no backup is under way, nor did a
-// base fail within archiveBaseCooldown.
+// base of the same epoch fail within archiveBaseCooldown (a base cut short by a promotion is
+// taken again for the new primary at once).
 func needsArchiveBase(m *appsv1alpha1.MySQL, backups []appsv1alpha1.MySQLBackup, reading shipperReading, read bool, now time.Time) bool {
 	noBase := read && reading.err == nil && reading.status.Shipping &&
 		oldestBase(m.Spec.Backup, backups, reading.status.Domain, reading.status.ArchiveAfter) == nil
@@ -44,6 +45,7 @@ func needsArchiveBase(m *appsv1alpha1.MySQL, backups []appsv1alpha1.MySQLBackup,
 		b := &backups[i]
 		underWay := b.Status.Phase == "" || b.Status.Phase == appsv1alpha1.BackupPending || b.Status.Phase == appsv1alpha1.BackupRunning
 		recentlyFailed := b.Annotations[appsv1alpha1.AnnotationBackupReason] == appsv1alpha1.BackupReasonPointInTimeBase &&
+			b.Annotations[appsv1alpha1.AnnotationBackupEpoch] == strconv.FormatInt(m.Status.Epoch, 10) &&
 			b.Status.Phase == appsv1alpha1.BackupFailed && now.Sub(b.CreationTimestamp.Time) < archiveBaseCooldown
 		if (underWay && b.DeletionTimestamp.IsZero()) || recentlyFailed {
 			return false

@@ -44,6 +44,7 @@ func TestABaseBackupIsTakenWhenTheArchiveHasNoneOrAfterAPromotion(t *testing.T) 
 		{"another backup under way", []appsv1alpha1.MySQLBackup{backupAt(appsv1alpha1.BackupReasonScheduled, "1", appsv1alpha1.BackupRunning, now.Add(-time.Minute), "")}, shipping, true, false},
 		{"a base that failed five minutes ago", []appsv1alpha1.MySQLBackup{backupAt(appsv1alpha1.BackupReasonPointInTimeBase, "2", appsv1alpha1.BackupFailed, now.Add(-5*time.Minute), "")}, shipping, true, false},
 		{"a base that succeeded five minutes ago, before a promotion", []appsv1alpha1.MySQLBackup{backupAt(appsv1alpha1.BackupReasonPointInTimeBase, "1", appsv1alpha1.BackupSucceeded, now.Add(-5*time.Minute), "0-1-150")}, shipping, true, true},
+		{"a base that failed five minutes ago, before a promotion", []appsv1alpha1.MySQLBackup{backupAt(appsv1alpha1.BackupReasonPointInTimeBase, "1", appsv1alpha1.BackupFailed, now.Add(-5*time.Minute), "")}, shipping, true, true},
 		{"a base that failed an hour ago", []appsv1alpha1.MySQLBackup{backupAt(appsv1alpha1.BackupReasonPointInTimeBase, "2", appsv1alpha1.BackupFailed, now.Add(-time.Hour), "")}, shipping, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
