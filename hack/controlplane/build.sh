@@ -7,13 +7,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version"
+# One go build for all of them: each shared package compiles once, and the links run side by side.
+missing=()
 for cmd in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-	if [ ! -x "$dest/$cmd" ]; then
-		echo "building $cmd $kube_version"
-		(cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dest/$cmd.tmp" "./$cmd")
-		mv "$dest/$cmd.tmp" "$dest/$cmd"
-	fi
+	[ -x "$dest/$cmd" ] || missing+=("./$cmd")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "building ${missing[*]#./} $kube_version"
+	tmp=$(mktemp -d "$dest/.build.XXXXXX")
+	(cd "$here" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$tmp/" "${missing[@]}")
+	mv "$tmp"/* "$dest/"
+	rmdir "$tmp"
+fi
 if [ ! -x "$dest/kwok" ]; then
 	echo "building kwok $kwok_version"
 	tmp=$(mktemp -d)

@@ -3,7 +3,7 @@
 # skipping any binary that already exists there:
 #   node-KUBE_VERSION/{kubelet,kube-proxy}                    (the hack/controlplane module)
 #   containerd-CONTAINERD_VERSION/{containerd,ctr,containerd-shim-runc-v2}
-#   coredns-COREDNS_VERSION/coredns
+#   coredns-COREDNS_VERSION/coredns                           (the hack/tools/coredns module)
 # The builds run one after another: each one alone already keeps every core busy. PART builds only
 # kubelet and kube-proxy ("kubernetes") or only containerd and CoreDNS ("runtime"); both by default.
 # Usage: build.sh BIN KUBE_VERSION CONTAINERD_VERSION COREDNS_VERSION [PART]
@@ -57,5 +57,14 @@ go_install "$containerd" containerd-shim-runc-v2 \
 	"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$containerd_version" \
 	-tags "$containerd_tags no_grpc" -ldflags "$containerd_ldflags"
 
-go_install "$bin/coredns-$coredns_version" coredns "github.com/coredns/coredns@$coredns_version" \
-	-ldflags "-s -w"
+# CoreDNS with the plugins the node's Corefile uses, from hack/tools/coredns, which pins the version.
+coredns=$bin/coredns-$coredns_version
+tools=$(cd "$(dirname "$0")/../tools/coredns" && pwd)
+if [ ! -x "$coredns/coredns" ]; then
+	grep -q "github.com/coredns/coredns $coredns_version\$" "$tools/go.mod" ||
+		{ echo "hack/tools/coredns/go.mod does not require CoreDNS $coredns_version" >&2; exit 1; }
+	echo "building coredns $coredns_version"
+	mkdir -p "$coredns"
+	(cd "$tools" && go build -trimpath -ldflags "-s -w" -o "$coredns/coredns.tmp" .)
+	mv "$coredns/coredns.tmp" "$coredns/coredns"
+fi
