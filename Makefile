@@ -63,21 +63,27 @@ vet: ## go vet every package, e2e, real-node and fault scenarios and benchmarks 
 	go vet -tags e2e,real,faults ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint, e2e, real-node and fault scenarios and benchmarks included.
+lint: $(GOLANGCI_LINT) $(SOURCES) ## golangci-lint, e2e, real-node and fault scenarios and benchmarks included.
 	$(BACKGROUND) $(GOLANGCI_LINT) run --build-tags e2e,real,faults ./...
 
 .PHONY: test
-test: host-deps build-installer ## Everything CI runs but lint and check-generate: unit, envtest, end-to-end, fault and real-node tests, with what they need built first.
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-real-suite test-local-suites
+test: host-deps ## Everything CI runs but lint and check-generate: unit, envtest, end-to-end, fault and real-node tests, with what they need built first.
+	$(MAKE) --no-print-directory -j3 --output-sync=target SOURCES=sources test-real-suite test-local-suites
 
 .PHONY: ci
-ci: host-deps check-generate build-installer ## What CI runs: the generated files checked, then lint, the book and every test side by side.
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-real-suite test-local-suites lint docs
+ci: host-deps ## What CI runs: the generated files checked, lint, the book and every test, side by side.
+	$(MAKE) --no-print-directory -j3 --output-sync=target SOURCES=checked-sources test-real-suite test-local-suites lint docs
 
-# The real node's suite is the longest and mostly waits for containers: it starts as soon as its
-# own parts are built (the images, mostly downloads, first) and the other suites, lint and the
-# tools only they need are built and run beside it. What writes into the tree (the generated
-# files, dist/install.yaml) runs before, so that no build reads a file while it is rewritten.
+# In a parallel run, what writes into the tree (the generated files, dist/install.yaml) runs one
+# step after another, and before anything of the project is compiled or read: a build beside it
+# could read a file while it is rewritten. The tools and the real node, which read nothing of the
+# tree, build meanwhile. SOURCES names it for build, lint and docs.
+.PHONY: sources checked-sources
+sources:
+	env -u MAKEFLAGS $(MAKE) --no-print-directory build-installer
+checked-sources:
+	env -u MAKEFLAGS $(MAKE) --no-print-directory check-generate build-installer
+
 .PHONY: test-local-suites test-real-suite
 test-real-suite: images build controlplane node test-deps
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
@@ -136,7 +142,7 @@ bench-clusters: build controlplane node-deps node images ## MySQL cluster faults
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/appkeeper, statically linked: the real node packs it into the backup Jobs' image; and the kubectl plugin bin/kubectl-appkeeper.
+build: $(SOURCES) ## Build bin/appkeeper, statically linked: the real node packs it into the backup Jobs' image; and the kubectl plugin bin/kubectl-appkeeper.
 	CGO_ENABLED=0 go build -o $(BIN)/appkeeper ./cmd/appkeeper
 	CGO_ENABLED=0 go build -o $(BIN)/kubectl-appkeeper ./cmd/kubectl-appkeeper
 
@@ -175,7 +181,10 @@ node-runtime:
 LOCAL_IMAGES := $(sort $(basename $(notdir $(wildcard hack/images/recipes/*.sh))))
 
 .PHONY: images
-images: node-deps ## Build the local container images from Debian's packages into bin/images.
+# The node's packages are installed by the recipe, not as a prerequisite: in a parallel make the
+# images, mostly downloads, then start first instead of waiting for a slot that compiles took.
+images: ## Build the local container images from Debian's packages into bin/images.
+	bash hack/apt-deps.sh $(NODE_PACKAGES)
 	bash hack/images/build.sh $(BIN)/images $(LOCAL_IMAGES)
 
 .PHONY: verify-images
@@ -190,7 +199,7 @@ node-deps: ## Install the real node's host packages: runc, CNI plugins, iptables
 ##@ Documentation
 
 .PHONY: docs
-docs: docs-deps ## Build the book under docs/ into bin/docs-site; fails on a broken link or anchor.
+docs: docs-deps $(SOURCES) ## Build the book under docs/ into bin/docs-site; fails on a broken link or anchor.
 	mkdocs build --quiet --strict --site-dir $(BIN)/docs-site
 	go run ./hack/docscheck -site $(BIN)/docs-site -repo .
 
