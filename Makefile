@@ -23,6 +23,10 @@ KUBECTL        := $(BIN)/kubectl
 PROMETHEUS     := $(BIN)/prometheus-$(PROMETHEUS_VERSION)
 
 export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
+# The binaries are static (the real node packs bin/appkeeper into the backup Jobs' image); vet,
+# the tests, lint and the generators are built the same way, so that they compile the project's
+# dependencies once and share it, instead of once with cgo and once without.
+export CGO_ENABLED := 0
 
 # What the real node's suite does not wait for (the other suites, lint, the tools only they use)
 # yields the cores to it when both want them: its faults and failovers run on time.
@@ -68,11 +72,11 @@ lint: $(GOLANGCI_LINT) $(SOURCES) ## golangci-lint, e2e, real-node and fault sce
 
 .PHONY: test
 test: host-deps ## Everything CI runs but lint and check-generate: unit, envtest, end-to-end, fault and real-node tests, with what they need built first.
-	$(MAKE) --no-print-directory -j3 --output-sync=target SOURCES=sources test-real-suite test-local-suites
+	$(MAKE) --no-print-directory -j4 --output-sync=target SOURCES=sources TOOLS_AFTER=real-parts test-real-suite test-unit-suite test-cluster-suites
 
 .PHONY: ci
 ci: host-deps ## What CI runs: the generated files checked, lint, the book and every test, side by side.
-	$(MAKE) --no-print-directory -j3 --output-sync=target SOURCES=checked-sources test-real-suite test-local-suites lint docs
+	$(MAKE) --no-print-directory -j4 --output-sync=target SOURCES=checked-sources TOOLS_AFTER=real-parts test-real-suite test-unit-suite test-cluster-suites lint docs
 
 # In a parallel run, what writes into the tree (the generated files, dist/install.yaml) runs one
 # step after another, and before anything of the project is compiled or read: a build beside it
@@ -84,13 +88,20 @@ sources:
 checked-sources:
 	env -u MAKEFLAGS $(MAKE) --no-print-directory check-generate build-installer
 
-.PHONY: test-local-suites test-real-suite
-test-real-suite: images build controlplane node test-deps
+# Make does not start the jobs of a parallel run in the order they are listed: TOOLS_AFTER keeps
+# the tools only the other suites use (helm, Prometheus, golangci-lint) from taking a slot or a
+# core before the real node's parts are built.
+.PHONY: test-unit-suite test-cluster-suites test-real-suite real-parts
+real-parts: images build controlplane node test-deps
+
+test-real-suite: real-parts
 	go test -count=1 -p 1 -tags real -timeout 40m ./test/real/...
 
-test-local-suites: build controlplane test-deps $(HELM) $(PROMETHEUS)/prometheus
+test-unit-suite: build controlplane test-deps $(PROMETHEUS)/prometheus
 	$(BACKGROUND) go vet -tags e2e,real,faults ./...
 	APPKEEPER_REQUIRE_MARIADB=1 $(BACKGROUND) go test -count=1 ./...
+
+test-cluster-suites: build controlplane $(HELM) $(PROMETHEUS)/prometheus
 	go test -count=1 -p 1 -tags e2e -timeout 30m ./test/e2e/...
 	go test -count=1 -p 1 -tags faults -timeout 20m ./test/faults/...
 
@@ -232,12 +243,12 @@ $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/tmp-controller-gen/controller-gen $@ && rmdir $(BIN)/tmp-controller-gen
 
-$(GOLANGCI_LINT):
+$(GOLANGCI_LINT): | $(TOOLS_AFTER)
 	GOBIN=$(BIN)/tmp-golangci-lint $(BACKGROUND) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(BIN)/tmp-golangci-lint
 
 # The end-to-end test test/e2e/helm drives this helm through install, upgrade, rollback and uninstall.
-$(HELM):
+$(HELM): | $(TOOLS_AFTER)
 	GOBIN=$(BIN)/tmp-helm $(BACKGROUND) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
 
@@ -245,7 +256,7 @@ $(HELM):
 # Both are built at once from hack/tools/prometheus, a module of its own so that Prometheus's
 # dependencies stay out of the operator's go.mod; without the service discoveries (remove_all_sd),
 # whose cloud SDKs the tests' static targets never call.
-$(PROMETHEUS)/prometheus:
+$(PROMETHEUS)/prometheus: | $(TOOLS_AFTER)
 	grep -q 'github.com/prometheus/prometheus $(PROMETHEUS_VERSION)$$' hack/tools/prometheus/go.mod || \
 		{ echo 'hack/tools/prometheus/go.mod does not require Prometheus $(PROMETHEUS_VERSION)'; exit 1; }
 	cd hack/tools/prometheus && CGO_ENABLED=0 GOBIN=$(BIN)/tmp-prometheus $(BACKGROUND) go install -trimpath -tags remove_all_sd \

@@ -3,6 +3,7 @@ package apiserverwait_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +31,16 @@ const (
 	// machine is slow, and far below what a Reflector backing off through the outages takes.
 	actTimeout = 60 * time.Second
 )
+
+// operatorLog receives the log of every manager the package's tests start. It is set in TestMain:
+// controller-runtime keeps the first logger it is given, and gives none once 30 s have passed
+// since the binary started, which a test started late on a busy machine would miss.
+var operatorLog = &outageLog{}
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(funcr.New(operatorLog.record, funcr.Options{}))
+	os.Exit(m.Run())
+}
 
 // outageLog holds the operator's log lines about the API server's outages.
 type outageLog struct {
@@ -66,8 +77,7 @@ func (l *outageLog) pairs(n int) error {
 // and says once per outage that it lost the API server and once that it is back.
 func TestOperatorActsOnceTheAPIServerIsBack(t *testing.T) {
 	cp := startControlPlane(t, filepath.Join("..", "..", "config", "crd", "bases"))
-	log := &outageLog{}
-	ctrl.SetLogger(funcr.New(log.record, funcr.Options{}))
+	log := operatorLog
 	k8s, err := client.New(cp.admin, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		t.Fatal(err)
