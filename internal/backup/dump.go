@@ -179,7 +179,7 @@ func appliedPosition(ctx context.Context, db *sql.DB) (replication.Position, err
 	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_slave_pos").Scan(&binlogPos, &slavePos); err != nil {
 		return nil, err
 	}
-	held, err := replication.ParsePosition(binlogPos)
+	written, err := replication.ParsePosition(binlogPos)
 	if err != nil {
 		return nil, err
 	}
@@ -187,12 +187,7 @@ func appliedPosition(ctx context.Context, db *sql.DB) (replication.Position, err
 	if err != nil {
 		return nil, err
 	}
-	for domain, g := range replicated {
-		if g.Seq > held[domain].Seq {
-			held[domain] = g
-		}
-	}
-	return held, nil
+	return written.Newest(replicated), nil
 }
 
 // validateWrite checks the flags of a subcommand that writes a backup: its key, the keys it

@@ -32,23 +32,11 @@ func (b *Blocked) Error() string { return b.Message }
 // Held is every transaction the member holds: what it applied and what its relay log received
 // beyond that. A replica acknowledges what it received, so that is what a promotion must keep.
 func (o Observation) Held() Position {
-	held := Position{}
-	for d, g := range o.Applied {
-		held[d] = g
-	}
+	held := o.Applied
 	if o.Replica != nil {
-		for d, g := range o.Replica.Received {
-			if g.Seq > held[d].Seq {
-				held[d] = g
-			}
-		}
+		held = held.Newest(o.Replica.Received)
 	}
-	for d, g := range o.Binlog {
-		if g.Seq > held[d].Seq {
-			held[d] = g
-		}
-	}
-	return held
+	return held.Newest(o.Binlog)
 }
 
 // WroteAfter tells whether the member's binary log ends with a transaction of its own written

@@ -77,6 +77,21 @@ func (p Position) Covers(q Position) bool {
 	return true
 }
 
+// Newest is, in each domain, the later of p's and q's last transaction; p's when both end at
+// the same sequence number.
+func (p Position) Newest(q Position) Position {
+	newest := Position{}
+	for d, g := range p {
+		newest[d] = g
+	}
+	for d, g := range q {
+		if g.Seq > newest[d].Seq {
+			newest[d] = g
+		}
+	}
+	return newest
+}
+
 // Equal tells whether both positions end at the same transactions.
 func (p Position) Equal(q Position) bool {
 	if len(p) != len(q) {
