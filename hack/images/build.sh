@@ -19,7 +19,10 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 mkdir -p "$DEST"
 DEST=$(cd "$DEST" && pwd)
-BASE=$DEST/base-$SUITE
+# The root filesystems live in dot folders, which the go command never walks: debootstrap and
+# in_root mount /proc inside them, and a `go mod tidy` or `go vet ./...` beside the build would
+# read it and fail.
+BASE=$DEST/.base-$SUITE
 PACK=$DEST/.pack
 
 log() { printf '%s images: %s\n' "$(date +%T)" "$*" >&2; }
@@ -129,7 +132,7 @@ build_image() {
 		log "$IMAGE is current ($out)"
 		return
 	fi
-	local start=$SECONDS work=$DEST/work-$name
+	local start=$SECONDS work=$DEST/.work-$name
 	log "building $IMAGE"
 	rm -rf "$work" "$out.stamp"
 	build_root "$work"
