@@ -9,6 +9,8 @@ COREDNS_VERSION       ?= v1.14.7
 CONTROLLER_GEN_VERSION ?= v0.21.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
 HELM_VERSION          ?= v4.3.1
+# Must match the path test/framework/testservers.VersityGW names.
+VERSITYGW_VERSION     ?= v1.8.0
 # Must match the version hack/tools/prometheus/go.mod requires.
 PROMETHEUS_VERSION    ?= v0.316.0
 # The operator's image: written into dist/install.yaml and built by docker-build.
@@ -21,6 +23,7 @@ GOLANGCI_LINT  := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 HELM           := $(BIN)/helm-$(HELM_VERSION)
 KUBECTL        := $(BIN)/kubectl
 PROMETHEUS     := $(BIN)/prometheus-$(PROMETHEUS_VERSION)
+VERSITYGW      := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 
 export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
 # The binaries are static (the real node packs bin/appkeeper into the backup Jobs' image); vet,
@@ -109,7 +112,7 @@ test-cluster-suites: build controlplane $(HELM) $(PROMETHEUS)/prometheus
 # runs side by side: two apt runs at once would refuse each other's lock.
 .PHONY: host-deps
 host-deps:
-	bash hack/apt-deps.sh $(NODE_PACKAGES) $(DOCS_PACKAGES) mariadb-server mariadb-backup
+	bash hack/apt-deps.sh $(NODE_PACKAGES) $(DOCS_PACKAGES) $(TEST_PACKAGES)
 
 .PHONY: test-parts
 test-parts: host-deps ## Every tool and part the checks and tests build, side by side so that downloads overlap compiles: the images, mostly downloads, start first.
@@ -124,8 +127,14 @@ test-unit: controlplane test-deps $(PROMETHEUS)/prometheus ## Unit and envtest t
 	APPKEEPER_REQUIRE_MARIADB=1 go test -count=1 ./...
 
 .PHONY: test-deps
-test-deps: ## Install MariaDB from the distribution's packages and build versitygw into bin/: the MySQL probes and the backup data path are tested against them.
-	bash hack/test-deps.sh
+TEST_PACKAGES := mariadb-server mariadb-backup
+test-deps: $(VERSITYGW) ## Install MariaDB and mariadb-backup from Debian's packages and build versitygw, an S3 gateway over a folder, into bin/: the MySQL probes and the backup data path are tested against them.
+	bash hack/apt-deps.sh $(TEST_PACKAGES)
+
+# go install writes the binary only once it has linked: a stopped build leaves nothing that make
+# would take for a finished one.
+$(VERSITYGW):
+	GOBIN=$(dir $@) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 .PHONY: test-e2e
 test-e2e: build build-installer controlplane $(HELM) $(PROMETHEUS)/prometheus ## End-to-end scenarios on the local cluster.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs Debian packages the build needs from the host: those of the real node (make node-deps)
-# and the book's generator (make docs-deps). Does nothing when they are all installed.
+# Installs Debian packages the build needs from the host: those of the real node (make node-deps),
+# the book's generator (make docs-deps) and the tests (make test-deps). Does nothing when they are
+# all installed.
 # Usage: apt-deps.sh package...
 set -euo pipefail
 packages=("$@")

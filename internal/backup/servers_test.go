@@ -15,9 +15,8 @@ import (
 	"github.com/appkeeper/appkeeper/test/framework/testservers"
 )
 
-// The servers the tests run against are real: MariaDB from the distribution's packages (as
-// hack/test-deps.sh installs it) and versitygw, an S3 gateway over a folder, which the same
-// script builds into bin/.
+// The servers the tests run against are real: MariaDB from the distribution's packages and
+// versitygw, an S3 gateway over a folder, built into bin/; `make test-deps` installs both.
 
 const (
 	rootPassword   = "root-pässword"

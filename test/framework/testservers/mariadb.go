@@ -1,8 +1,8 @@
 // Package testservers starts the servers the backup data path is tested and measured against:
-// MariaDB from the distribution's packages (as hack/test-deps.sh installs it) and versitygw, an S3
-// gateway over a folder, which the same script builds into bin/. It returns errors rather than
-// failing a test, so that the benchmark runs them as well as the tests; testcluster and the
-// backup tests wrap it for a testing.T.
+// MariaDB from the distribution's packages and versitygw, an S3 gateway over a folder, built into
+// bin/; `make test-deps` installs both. It returns errors rather than failing a test, so that the
+// benchmark runs them as well as the tests; testcluster and the backup tests wrap it for a
+// testing.T.
 package testservers
 
 import (
