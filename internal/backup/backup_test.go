@@ -45,6 +45,7 @@ func TestBackups(t *testing.T) {
 	t.Run("a failed mysqldump leaves nothing and no lock", env.dumpFailures)
 	t.Run("a long statement keeps the dump from locking", env.longStatement)
 	t.Run("a held table lock makes the lock time out", env.lockTimeout)
+	t.Run("a lock granted on a later attempt is released", env.lockOnLaterAttempt)
 	t.Run("a transaction between two writes does not hold the lock off", env.transactionBetweenWrites)
 	t.Run("command line", env.commandLine)
 }

@@ -202,6 +202,40 @@ func (env *backupEnv) lockTimeout(t *testing.T) {
 	requireNoObjects(t, env.s3, "fail/lock")
 }
 
+// lockOnLaterAttempt: a table lock held longer than one attempt for the global read lock, and
+// released within the lock timeout, makes the dump ask again on a new session; the dump then
+// completes and leaves the server unlocked.
+func (env *backupEnv) lockOnLaterAttempt(t *testing.T) {
+	ctx := context.Background()
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
+	locker, err := env.source.root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES scratch.writes WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(lockAttempt + time.Second)
+		_, err := locker.ExecContext(ctx, "UNLOCK TABLES")
+		released <- err
+	}()
+	if _, err := Dump(ctx, DumpOptions{Target: env.s3.target("busy/later"), Credentials: env.s3.credentials(),
+		Connection: env.source.backupConnection(), LockTimeout: 30 * time.Second}); err != nil {
+		t.Errorf("dump once the table lock is released: %v", err)
+	}
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	writeCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (4)"); err != nil {
+		t.Errorf("a write after the dump: %v (is the server still locked?)", err)
+	}
+}
+
 // transactionBetweenWrites: a transaction that has written, and writes again and commits after the
 // dump has asked for the global read lock, neither fails nor keeps the dump from locking.
 func (env *backupEnv) transactionBetweenWrites(t *testing.T) {

@@ -86,7 +86,8 @@ func takeSnapshot(ctx context.Context, db *sql.DB, c Connection, timeouts snapsh
 			return nil, nil, err
 		}
 	}
-	if _, err := conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+	// The session that holds the lock: a lock granted on a later attempt is on a new one.
+	if _, err := s.conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
 		return nil, nil, c.describe(err)
 	}
 	return s, dump, nil
