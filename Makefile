@@ -26,6 +26,9 @@ PROMETHEUS     := $(BIN)/prometheus-$(PROMETHEUS_VERSION)
 VERSITYGW      := $(BIN)/versitygw-$(VERSITYGW_VERSION)/versitygw
 
 export KUBEBUILDER_ASSETS := $(CONTROLPLANE)
+# envtest gives an API server 20 s to start by default; on two cores shared with the real node's
+# suite, the image builds and lint, one can take longer without anything being wrong.
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT := 2m
 # The binaries are static (the real node packs bin/appkeeper into the backup Jobs' image); vet,
 # the tests, lint and the generators are built the same way, so that they compile the project's
 # dependencies once and share it, instead of once with cgo and once without.
