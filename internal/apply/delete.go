@@ -4,6 +4,7 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -17,4 +18,21 @@ func DeleteExactly(ctx context.Context, c client.Client, obj client.Object, opts
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// DeleteChild deletes owner's child named key, read into live, if owner is its controller. It
+// tells whether this call deleted it; no object of that name, or one owner does not control, is no
+// error and is left alone.
+func DeleteChild(ctx context.Context, c client.Client, owner client.Object, key client.ObjectKey, live client.Object) (bool, error) {
+	err := c.Get(ctx, key, live)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner.GetUID() {
+		return false, nil
+	}
+	return DeleteExactly(ctx, c, live)
 }

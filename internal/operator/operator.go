@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -121,6 +122,7 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&corev1.ConfigMap{}:             managed,
 		&corev1.PersistentVolumeClaim{}: managed,
 		&batchv1.Job{}:                  managed,
+		&policyv1.PodDisruptionBudget{}: managed,
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -93,20 +92,13 @@ func (p *Keeper) Reconcile(ctx context.Context, c kube.Client, owner client.Obje
 
 // deletePodMonitor deletes owner's PodMonitor if the cache holds one that owner controls.
 func deletePodMonitor(ctx context.Context, c kube.Client, owner client.Object, live *unstructured.Unstructured) error {
-	err := c.Get(ctx, client.ObjectKeyFromObject(owner), live)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
+	deleted, err := apply.DeleteChild(ctx, c, owner, client.ObjectKeyFromObject(owner), live)
 	if err != nil {
-		return fmt.Errorf("get PodMonitor %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
-	}
-	if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != owner.GetUID() {
-		return nil
-	}
-	if _, err := apply.DeleteExactly(ctx, c, live); err != nil {
 		return fmt.Errorf("delete PodMonitor %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
-	log.FromContext(ctx).Info("deleted PodMonitor: monitoring is off", "podMonitor", owner.GetName())
+	if deleted {
+		log.FromContext(ctx).Info("deleted PodMonitor: monitoring is off", "podMonitor", owner.GetName())
+	}
 	return nil
 }
 

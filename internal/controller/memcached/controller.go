@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -20,6 +21,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
@@ -80,6 +82,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	if err := pass.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, target, sts, &p.Created) },
 		func() error { return r.reconcileService(ctx, target, &p.Created) },
+		func() error {
+			return disruption.Keep(ctx, r.Client, mc, mc.ChildName(), mc.SelectorLabels(), mc.DesiredSize(), &p.Created)
+		},
 		func() error {
 			return r.PodMonitors.Reconcile(ctx, r.Client, mc, target.Spec.Monitoring.Enabled, mc.SelectorLabels())
 		},
@@ -151,8 +156,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		For(&appsv1alpha1.Memcached{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&appsv1.StatefulSet{}, freed).
 		Watches(&corev1.Service{}, freed).
+		Watches(&policyv1.PodDisruptionBudget{}, freed).
 		// The StatefulSet, not the Memcached, owns the member pods: their labels make the link, so
 		// that a member becoming ready or going away updates status.nodes.
 		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.MemcachedAppName),

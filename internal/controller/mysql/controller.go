@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -26,6 +27,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -134,10 +136,14 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		Status:          func(passErr error) error { return r.observeStatus(ctx, p, &seen, passErr) },
 	})
 
-	// The Services hold no data: they are applied while the credentials are checked.
+	// The Services and the disruption budget hold no data: they are applied while the credentials
+	// are checked.
 	if err := pass.Concurrently(
 		func() error { return r.reconcileCredentials(ctx, m, &p.Created) },
 		func() error { return r.reconcileServices(ctx, m) },
+		func() error {
+			return disruption.Keep(ctx, r.Client, m, m.ChildName(), m.SelectorLabels(), m.MemberCount(), &p.Created)
+		},
 	); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -335,9 +341,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Secret{}, kube.EnqueueInstance(appsv1alpha1.MySQLAppName)).
 		Watches(&corev1.PersistentVolumeClaim{}, kube.EnqueueInstance(appsv1alpha1.MySQLAppName)).
 		Watches(&appsv1.StatefulSet{}, freed).
+		Watches(&policyv1.PodDisruptionBudget{}, freed).
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.ConfigMap{}, freed).
 		Watches(&corev1.Secret{}, freed).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +23,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -88,6 +90,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.P
 		}
 		pods = fresh.Items
 		planned = planPods(target, hash, pods)
+	}
+	if err := disruption.Keep(ctx, r.Client, ps, ps.Name, ps.SelectorLabels(), ps.DesiredReplicas(), &p.Created); err != nil {
+		return ctrl.Result{}, err
 	}
 	r.recordScale(p.Original)
 	pods, err = r.execute(ctx, target, hash, p.Decision, pods, planned)
@@ -208,6 +213,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Named("podset").
 		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Pod{}, builder.WithPredicates(conditions.PodStatusChangedPredicate)).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		// A budget of another resource that held the name goes: take the name.
+		Watches(&policyv1.PodDisruptionBudget{}, kube.EnqueueOnDeleteByChildName()).
 		WithOptions(options).
 		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.PodSet{}, r))
 }

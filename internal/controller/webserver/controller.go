@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -20,6 +21,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -86,6 +88,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 		func() error { return r.reconcileDeployment(ctx, target, dep, &p.Created) },
 		func() error { return r.reconcileService(ctx, target, &p.Created) },
 		func() error {
+			return disruption.Keep(ctx, r.Client, ws, ws.ChildName(), ws.SelectorLabels(), ws.DesiredReplicas(), &p.Created)
+		},
+		func() error {
 			return r.PodMonitors.Reconcile(ctx, r.Client, ws, target.Spec.Monitoring.Enabled, ws.SelectorLabels())
 		},
 	)
@@ -136,9 +141,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&appsv1.Deployment{}, freed).
 		Watches(&corev1.Service{}, freed).
 		Watches(&corev1.ConfigMap{}, freed).
+		Watches(&policyv1.PodDisruptionBudget{}, freed).
 		// The ReplicaSets, not the WebServer, own the pods: their labels make the link, so that a
 		// pod that cannot run shows in Degraded.
 		Watches(&corev1.Pod{}, kube.EnqueueInstance((&appsv1alpha1.WebServer{}).SelectorLabels()[appsv1alpha1.LabelName]),

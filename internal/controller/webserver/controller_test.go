@@ -84,7 +84,7 @@ func TestChildrenAreOwnedAndStatusFollowsThem(t *testing.T) {
 		t.Errorf("deployment replicas/image = %d/%s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
 	}
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionFalse)
-	wantCreatedEvent(t, ns, "created Deployment web with 3 replicas of nginx:1.23.1 and Service web")
+	wantCreatedEvent(t, ns, "created Deployment web with 3 replicas of nginx:1.23.1, PodDisruptionBudget web and Service web")
 
 	markDeploymentReady(t, ns)
 	waitCondition(t, ns, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -26,6 +27,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -126,6 +128,9 @@ func (r *Reconciler) reconcileSite(ctx context.Context, wp *appsv1alpha1.WordPre
 		},
 		func() error {
 			return apply.Ensure(ctx, r.Client, wp, wp.ChildName(), &corev1.Service{}, resources.Service(wp), corev1ac.ExtractService)
+		},
+		func() error {
+			return disruption.Keep(ctx, r.Client, wp, wp.ChildName(), wp.SelectorLabels(), wp.DesiredReplicas(), nil)
 		},
 	); err != nil {
 		return err
@@ -272,6 +277,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
 		Owns(&batchv1.Job{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.PersistentVolumeClaim{}, kube.EnqueueInstance(appsv1alpha1.WordPressAppName)).
 		// The ReplicaSets own the pods; their labels link them to the site, for Degraded.
 		Watches(&corev1.Pod{}, kube.EnqueueInstance(appsv1alpha1.WordPressAppName),
@@ -284,6 +290,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 		Watches(&corev1.Secret{}, freed).
 		Watches(&corev1.PersistentVolumeClaim{}, freed).
 		Watches(&batchv1.Job{}, freed).
+		Watches(&policyv1.PodDisruptionBudget{}, freed).
 		WithOptions(options).
 		Complete(r.Client.SkipTerminatingNamespaces(&appsv1alpha1.WordPress{}, r))
 }

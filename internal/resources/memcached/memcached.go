@@ -65,7 +65,7 @@ func podTemplate(mc *appsv1alpha1.Memcached, selector map[string]string) *corev1
 	}); exporter != nil {
 		pod.WithContainers(exporter)
 	}
-	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, parts.AffinityOrSpread(spec.Affinity, selector))
 	// The pods carry the managed-by label so that the operator's cache holds them: the status
 	// lists the members that are ready.
 	meta := corev1ac.PodTemplateSpec().

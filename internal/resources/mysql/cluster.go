@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -69,18 +68,10 @@ const serverIDFlag = "--server-id=10$(" + memberOrdinalVar + ")"
 // affinity is the spec's, or for a cluster a preference for members on different nodes, so that
 // one node's loss takes one member.
 func affinity(m *appsv1alpha1.MySQL) *corev1.Affinity {
-	if m.Spec.Affinity != nil || !m.Clustered() {
+	if !m.Clustered() {
 		return m.Spec.Affinity
 	}
-	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
-		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-			Weight: 100,
-			PodAffinityTerm: corev1.PodAffinityTerm{
-				TopologyKey:   corev1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: m.SelectorLabels()},
-			},
-		}},
-	}}
+	return parts.AffinityOrSpread(m.Spec.Affinity, m.SelectorLabels())
 }
 
 // clusterCnf is what every member of a cluster runs with. Options MySQL lacks are loose, so that

@@ -66,6 +66,9 @@ func Pod(ps *appsv1alpha1.PodSet, ordinal int, templateHash string) *corev1.Pod 
 	if spec.AutomountServiceAccountToken == nil {
 		spec.AutomountServiceAccountToken = ptr.To(false)
 	}
+	// Nor does the preference to spread the pods over nodes, which a template's own affinity
+	// replaces.
+	spec.Affinity = parts.AffinityOrSpread(spec.Affinity, ps.SelectorLabels())
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      PodName(ps, ordinal),

@@ -57,7 +57,7 @@ func podTemplate(ws *appsv1alpha1.WebServer, selector map[string]string) *corev1
 	}); exporter != nil {
 		pod.WithContainers(exporter)
 	}
-	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, spec.Affinity)
+	parts.Schedule(pod, spec.NodeSelector, spec.Tolerations, parts.AffinityOrSpread(spec.Affinity, selector))
 	annotations := make(map[string]string, len(spec.PodAnnotations)+1)
 	for k, v := range spec.PodAnnotations {
 		annotations[k] = v

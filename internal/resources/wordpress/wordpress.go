@@ -138,6 +138,10 @@ func Deployment(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *appsv1ac.De
 		WithVolumes(corev1ac.Volume().
 			WithName(contentVolume).
 			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(wp.ContentClaimName())))
+	if shared(wp.Spec.Storage.AccessModes) {
+		// Only replicas that can mount wp-content from any node may spread over nodes.
+		parts.Schedule(pod, nil, nil, parts.SpreadOverNodes(selector))
+	}
 	return appsv1ac.Deployment(wp.ChildName(), wp.Namespace).
 		WithLabels(labels(wp)).
 		WithOwnerReferences(parts.ControllerReference(wp, gvk)).

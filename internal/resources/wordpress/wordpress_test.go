@@ -119,7 +119,7 @@ func TestDeployment(t *testing.T) {
 			},
 		},
 		{
-			name: "a shared volume rolls replicas without downtime",
+			name: "a shared volume rolls replicas without downtime, spread over nodes",
 			wp: wordpress(func(wp *appsv1alpha1.WordPress) {
 				wp.Spec.Replicas = ptr.To[int32](3)
 				wp.Spec.Storage.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
@@ -129,6 +129,19 @@ func TestDeployment(t *testing.T) {
 				if *dep.Spec.Replicas != 3 || dep.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType ||
 					dep.Spec.Strategy.RollingUpdate.MaxUnavailable.IntVal != 0 {
 					t.Errorf("replicas/strategy = %d/%+v", *dep.Spec.Replicas, dep.Spec.Strategy)
+				}
+				if err := inspect.SpreadProblem(dep.Spec.Template.Spec.Affinity, dep.Spec.Selector.MatchLabels); err != nil {
+					t.Error(err)
+				}
+			},
+		},
+		{
+			name: "a volume of one node keeps the pod where it can mount it",
+			wp:   wordpress(nil),
+			db:   database(nil),
+			check: func(t *testing.T, dep *appsv1.Deployment, _ map[string]corev1.EnvVar) {
+				if affinity := dep.Spec.Template.Spec.Affinity; affinity != nil {
+					t.Errorf("affinity = %+v, want none", affinity)
 				}
 			},
 		},
