@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -59,8 +60,9 @@ spec:
 			ns := newNamespace(t, "drain")
 			node := labelANode(t, ns)
 			kubectl(t, fmt.Sprintf(tt.manifest, ns), "apply", "-n", ns, "-f", "-")
-			pods := waitEvictable(t, ns, 2)
+			pods := waitEvictable(t, ns, 2, timeout)
 			setNodeLabel(t, node, nil)
+			waitSchedulerSeesNoNode(t, ns)
 			if err := evict(pods[0]); err != nil {
 				t.Fatalf("the first eviction: %v", err)
 			}
@@ -68,7 +70,7 @@ spec:
 				t.Fatalf("a second eviction while the first pod is not replaced = %v, want it refused (429)", err)
 			}
 			setNodeLabel(t, node, &ns)
-			for _, pod := range waitEvictable(t, ns, 2) {
+			for _, pod := range waitEvictable(t, ns, 2, replacedWithin) {
 				if pod.UID == pods[0].UID {
 					t.Fatalf("pod %s was evicted and is still there", pod.Name)
 				}
@@ -121,12 +123,57 @@ func setNodeLabel(t *testing.T, node string, value *string) {
 	}
 }
 
+// replacedWithin bounds the wait for a budget to count an evicted pod's replacement. The disruption
+// controller holds an evicted pod's name as disrupted until it sees the pod go, or for 2 minutes:
+// a replacement that takes the name at once, as a PodSet's does, may not count before then.
+const replacedWithin = 3 * time.Minute
+
+// waitSchedulerSeesNoNode waits until the scheduler finds no node for a pod that asks for
+// drainLabel=ns: from then on, it schedules no replacement on the node whose label went. A probe
+// placed by a scheduler that had not seen the label go yet is deleted, and another one asks again.
+func waitSchedulerSeesNoNode(t *testing.T, ns string) {
+	t.Helper()
+	var probe *corev1.Pod
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		if probe == nil {
+			probe = &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{GenerateName: "scheduler-probe-", Namespace: ns},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{drainLabel: ns},
+					Containers:   []corev1.Container{{Name: "main", Image: "busybox:1.36"}},
+				},
+			}
+			if err := k8s.Create(ctx, probe); err != nil {
+				probe = nil
+				return err
+			}
+		}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(probe), probe); err != nil {
+			return err
+		}
+		for _, c := range probe.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				return k8s.Delete(ctx, probe)
+			}
+		}
+		if probe.Spec.NodeName != "" {
+			placed := probe.Spec.NodeName
+			if err := k8s.Delete(ctx, probe); err != nil {
+				return err
+			}
+			probe = nil
+			return fmt.Errorf("the scheduler placed a probe on %s before it saw the label go", placed)
+		}
+		return fmt.Errorf("the probe is not unschedulable yet: %+v", probe.Status.Conditions)
+	})
+}
+
 // waitEvictable waits until the namespace's budget allows one disruption of its n ready pods, and
 // returns those pods.
-func waitEvictable(t *testing.T, ns string, n int) []corev1.Pod {
+func waitEvictable(t *testing.T, ns string, n int, within time.Duration) []corev1.Pod {
 	t.Helper()
 	var ready []corev1.Pod
-	await.Eventually(t, timeout, func(ctx context.Context) error {
+	await.Eventually(t, within, func(ctx context.Context) error {
 		budgets := &policyv1.PodDisruptionBudgetList{}
 		if err := k8s.List(ctx, budgets, client.InNamespace(ns)); err != nil {
 			return err
