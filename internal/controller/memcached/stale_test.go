@@ -22,6 +22,7 @@ import (
 func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	ns := newNamespace(t)
 	runningGood(t, ns, nil)
+	before := testenv.Rollbacks(t, "Memcached")
 	patch(t, ns, `{"spec":{"image":"`+badImage+`"}}`)
 	stale := waitMemcached(t, ns, func(mc *appsv1alpha1.Memcached) error {
 		if ro := mc.Status.Rollout; ro.LastGood == nil || ro.UpdateRevision == ro.LastGood.Name {
@@ -32,7 +33,7 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	setRevisions(t, ns, badImage, revGood, revBad, 1, 0)
 	startMember(t, ns, "cache-1", revBad, false, appsv1alpha1.ReasonImagePullBackOff)
 	waitMemcached(t, ns, degradedIs(metav1.ConditionTrue, appsv1alpha1.ReasonRolledBack))
-	counted := testenv.Rollbacks(t, "Memcached")
+	counted := testenv.CountedRollback(t, "Memcached", before)
 	// The failed member is still there, as it is until the StatefulSet shows the restored revision.
 	get(t, ns, "cache-1", &corev1.Pod{})
 

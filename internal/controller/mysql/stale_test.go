@@ -24,6 +24,7 @@ import (
 func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	ns := newNamespace(t)
 	runningGood(t, ns, nil)
+	before := testenv.Rollbacks(t, "MySQL")
 	const broken = "mysql:8.4.7-broken"
 	patchSpec(t, ns, fmt.Sprintf(`{"spec":{"image":%q}}`, broken))
 	stale := waitMySQL(t, ns, appsv1alpha1.ConditionProgressing, metav1.ConditionTrue, func(m *appsv1alpha1.MySQL) error {
@@ -34,7 +35,7 @@ func TestAPassOnAStaleCopyDoesNotTellOfTheRollbackAgain(t *testing.T) {
 	})
 	serverFails(t, ns, imageIs(broken), appsv1alpha1.ReasonImagePullBackOff)
 	rolledBack(t, ns)
-	counted := testenv.Rollbacks(t, "MySQL")
+	counted := testenv.CountedRollback(t, "MySQL", before)
 
 	var told testenv.ToldRollbacks
 	c := testenv.OperatorClient("mysql")

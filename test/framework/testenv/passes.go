@@ -79,6 +79,21 @@ func Rollbacks(t *testing.T, kind string) float64 {
 	return 0
 }
 
+// CountedRollback waits until the rollbacks of kind the operator counted reach before+1, the one
+// rollback a test caused since it read before, and returns that count. The operator counts a
+// rollback once its status write has returned, so a test that has just read that status may read
+// the counter a moment too early.
+func CountedRollback(t *testing.T, kind string, before float64) float64 {
+	t.Helper()
+	await.Eventually(t, 20*time.Second, func(context.Context) error {
+		if got := Rollbacks(t, kind); got != before+1 {
+			return fmt.Errorf("%v rollbacks of %s counted, want %v", got, kind, before+1)
+		}
+		return nil
+	})
+	return before + 1
+}
+
 // StaleReads reads Stale as it was when the test took it, as an informer cache that has not yet
 // seen the writes since does, and every other object as Client does: a pass run on it is the pass
 // that comes right after a write, before the cache has it.
