@@ -121,6 +121,8 @@ const (
 	EventMemberRebuilt = "MemberRebuilt"
 	// EventSwitchedOver: a cluster's primary handed its role to a replica, as asked.
 	EventSwitchedOver = "SwitchedOver"
+	// EventDrainWaiting: a cluster's primary is on a cordoned node, and no replica can take over.
+	EventDrainWaiting = "DrainWaiting"
 	// EventSwitchoverRefused: a switchover was asked for and not done.
 	EventSwitchoverRefused = "SwitchoverRefused"
 	// EventPromotedAcceptingDataLoss: a replica was promoted, as a person asked, while a replica

@@ -504,6 +504,10 @@ func (m *MySQL) BinlogArchiveKey(storage BackupStorage) string {
 // in the option file the exporter reads.
 func (m *MySQL) ExporterAccountSecretName() string { return m.Name + "-exporter-account" }
 
+// PrimaryBudgetName is the name of the PodDisruptionBudget that holds a cluster's primary until the
+// operator has switched over from its node.
+func (m *MySQL) PrimaryBudgetName() string { return m.Name + "-primary" }
+
 // ReadServiceName is the Service that reaches the replicas of a cluster.
 func (m *MySQL) ReadServiceName() string { return m.Name + "-read" }
 

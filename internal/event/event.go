@@ -51,8 +51,12 @@ var (
 	// MemberRebuilt: a MySQL cluster member that held writes the primary never had is rebuilt from
 	// a copy of a healthy member; a Warning, since those writes leave the cluster's history.
 	MemberRebuilt = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventMemberRebuilt, Action: "Rebuild"}
-	// SwitchedOver: a MySQL cluster's primary handed its role to a replica, as a person asked.
+	// SwitchedOver: a MySQL cluster's primary handed its role to a replica, as a person asked or
+	// as a drain of its node needs.
 	SwitchedOver = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventSwitchedOver, Action: "Switchover"}
+	// DrainWaiting: a MySQL cluster's primary is on a cordoned node and no replica can take over:
+	// the primary's budget holds the drain.
+	DrainWaiting = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventDrainWaiting, Action: "Switchover"}
 	// SwitchoverRefused: a switchover was asked for and not done; nothing changed.
 	SwitchoverRefused = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventSwitchoverRefused, Action: "Switchover"}
 	// PromotedAcceptingDataLoss: a replica took over from a failed primary, as a person asked,

@@ -123,7 +123,23 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&corev1.PersistentVolumeClaim{}: managed,
 		&batchv1.Job{}:                  managed,
 		&policyv1.PodDisruptionBudget{}: managed,
+		// Every node, of which only whether it takes new pods: a MySQL cluster leaves a cordoned
+		// node before a drain evicts its primary.
+		&corev1.Node{}: {Transform: nodeSchedulingOnly},
 	}
+}
+
+// nodeSchedulingOnly keeps of a cached node its name and whether it is cordoned: its status
+// (images, conditions, addresses) is most of its size.
+func nodeSchedulingOnly(obj any) (any, error) {
+	if node, ok := obj.(*corev1.Node); ok {
+		*node = corev1.Node{
+			TypeMeta:   node.TypeMeta,
+			ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion},
+			Spec:       corev1.NodeSpec{Unschedulable: node.Spec.Unschedulable},
+		}
+	}
+	return obj, nil
 }
 
 // podMetadataAndStatus keeps of a cached pod its metadata and status and only the node of its

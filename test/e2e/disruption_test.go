@@ -17,6 +17,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/test/framework/await"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 // drainLabel pins a test's pods to one node, whose label the test takes away so that a replacement
@@ -204,8 +205,4 @@ func waitEvictable(t *testing.T, ns string, n int, within time.Duration) []corev
 }
 
 // evict asks for pod's eviction, as kubectl drain does.
-func evict(pod corev1.Pod) error {
-	return k8s.SubResource("eviction").Create(context.Background(), &pod, &policyv1.Eviction{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
-	})
-}
+func evict(pod corev1.Pod) error { return testcluster.Evict(context.Background(), k8s, &pod) }

@@ -27,7 +27,6 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -61,6 +60,9 @@ type Reconciler struct {
 
 	// shippers remembers what each MySQL's shipper last said, and when.
 	shippers shipperReadings
+
+	// drains remembers the drains said to wait for a replica on another node.
+	drains waitingDrains
 }
 
 // secretRefIndex indexes MySQLs by the name of the Secret they reference.
@@ -141,9 +143,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	if err := pass.Concurrently(
 		func() error { return r.reconcileCredentials(ctx, m, &p.Created) },
 		func() error { return r.reconcileServices(ctx, m) },
-		func() error {
-			return disruption.Keep(ctx, r.Client, m, m.ChildName(), m.SelectorLabels(), m.MemberCount(), &p.Created)
-		},
+		func() error { return r.reconcileBudgets(ctx, m, &p.Created) },
 	); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -333,7 +333,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Optio
 	// those of the child names, read off a MySQL without a name.
 	unnamed := &appsv1alpha1.MySQL{}
 	freed := kube.EnqueueOnDeleteByChildName(unnamed.HeadlessServiceName(), unnamed.ConfigMapName(), unnamed.GeneratedSecretName(),
-		unnamed.ReadServiceName(), unnamed.ClusterAccountSecretName())
+		unnamed.ReadServiceName(), unnamed.ClusterAccountSecretName(), unnamed.PrimaryBudgetName())
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("mysql").
 		// An annotation asks for a switchover.

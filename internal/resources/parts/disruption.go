@@ -33,15 +33,22 @@ func AffinityOrSpread(user *corev1.Affinity, selector map[string]string) *corev1
 	return SpreadOverNodes(selector)
 }
 
-// DisruptionBudget lets a voluntary disruption, a drain's eviction, take one of the pods matching
-// selector at a time. A pod that is not ready may always be evicted: it serves nothing, and a pod
-// that never becomes ready must not hold a node's drain forever.
-func DisruptionBudget(name, namespace string, labels, selector map[string]string, owner *metav1ac.OwnerReferenceApplyConfiguration) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+// DisruptionBudget lets a voluntary disruption, a drain's eviction, take the pods selector selects
+// only while minAvailable of them stay ready, or one at a time when minAvailable is nil. A pod that
+// is not ready may always be evicted: it serves nothing, and a pod that never becomes ready must not
+// hold a node's drain forever.
+func DisruptionBudget(name, namespace string, labels map[string]string, selector metav1.LabelSelector, minAvailable *int32,
+	owner *metav1ac.OwnerReferenceApplyConfiguration) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	spec := policyv1ac.PodDisruptionBudgetSpec().
+		WithSelector(ApplyConfiguration[metav1ac.LabelSelectorApplyConfiguration](selector)).
+		WithUnhealthyPodEvictionPolicy(policyv1.AlwaysAllow)
+	if minAvailable != nil {
+		spec.WithMinAvailable(intstr.FromInt32(*minAvailable))
+	} else {
+		spec.WithMaxUnavailable(intstr.FromInt32(1))
+	}
 	return policyv1ac.PodDisruptionBudget(name, namespace).
 		WithLabels(labels).
 		WithOwnerReferences(owner).
-		WithSpec(policyv1ac.PodDisruptionBudgetSpec().
-			WithMaxUnavailable(intstr.FromInt32(1)).
-			WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector)).
-			WithUnhealthyPodEvictionPolicy(policyv1.AlwaysAllow))
+		WithSpec(spec)
 }
