@@ -397,7 +397,11 @@ func requireForbidden(t *testing.T, kubeconfig string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.List(context.Background(), &corev1.NodeList{}); !apierrors.IsForbidden(err) {
-		t.Fatalf("listing nodes as the ServiceAccount: got %v, want forbidden", err)
+	// Nodes are read, to leave a cordoned one, and never written.
+	if err := c.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "any"}}); !apierrors.IsForbidden(err) {
+		t.Fatalf("deleting a node as the ServiceAccount: got %v, want forbidden", err)
+	}
+	if err := c.List(context.Background(), &rbacv1.ClusterRoleList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("listing ClusterRoles as the ServiceAccount: got %v, want forbidden", err)
 	}
 }
