@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,17 +173,9 @@ func (env *backupEnv) longStatement(t *testing.T) {
 // granted; the dump gives up after its timeout rather than hold every write behind its request.
 func (env *backupEnv) lockTimeout(t *testing.T) {
 	ctx := context.Background()
-	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
-	locker, err := env.source.root.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES scratch.writes WRITE"); err != nil {
-		t.Fatal(err)
-	}
+	locker := env.lockScratchTable(t)
 	start := time.Now()
-	_, err = Dump(ctx, DumpOptions{Target: env.s3.target("fail/lock"), Credentials: env.s3.credentials(),
+	_, err := Dump(ctx, DumpOptions{Target: env.s3.target("fail/lock"), Credentials: env.s3.credentials(),
 		Connection: env.source.backupConnection(), LockTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "the global read lock was not granted within 1s") {
 		t.Errorf("dump while a table is locked = %v, want the lock to time out", err)
@@ -194,12 +187,36 @@ func (env *backupEnv) lockTimeout(t *testing.T) {
 	if _, err := locker.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
 		t.Fatal(err)
 	}
-	writeCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (3)"); err != nil {
-		t.Errorf("a write after the dump gave up: %v (is the server still locked?)", err)
-	}
+	env.requireUnlocked(t, 3)
 	requireNoObjects(t, env.s3, "fail/lock")
+}
+
+// lockScratchTable holds the table scratch.writes locked for writes, on a session of its own that
+// the test closes when it ends.
+func (env *backupEnv) lockScratchTable(t *testing.T) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
+	locker, err := env.source.root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = locker.Close() })
+	if _, err := locker.ExecContext(ctx, "LOCK TABLES scratch.writes WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	return locker
+}
+
+// requireUnlocked writes id into scratch.writes within 2 s, as a server that a dump left unlocked
+// allows.
+func (env *backupEnv) requireUnlocked(t *testing.T, id int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := env.source.root.ExecContext(ctx, "INSERT INTO scratch.writes VALUES (?)", id); err != nil {
+		t.Errorf("a write after the dump: %v (is the server still locked?)", err)
+	}
 }
 
 // lockOnLaterAttempt: a table lock held longer than one attempt for the global read lock, and
@@ -207,15 +224,7 @@ func (env *backupEnv) lockTimeout(t *testing.T) {
 // completes and leaves the server unlocked.
 func (env *backupEnv) lockOnLaterAttempt(t *testing.T) {
 	ctx := context.Background()
-	env.source.exec(t, "CREATE DATABASE IF NOT EXISTS scratch", "CREATE TABLE IF NOT EXISTS scratch.writes (id INT)")
-	locker, err := env.source.root.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer locker.Close()
-	if _, err := locker.ExecContext(ctx, "LOCK TABLES scratch.writes WRITE"); err != nil {
-		t.Fatal(err)
-	}
+	locker := env.lockScratchTable(t)
 	released := make(chan error, 1)
 	go func() {
 		time.Sleep(lockAttempt + time.Second)
@@ -229,11 +238,7 @@ func (env *backupEnv) lockOnLaterAttempt(t *testing.T) {
 	if err := <-released; err != nil {
 		t.Fatal(err)
 	}
-	writeCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := env.source.root.ExecContext(writeCtx, "INSERT INTO scratch.writes VALUES (4)"); err != nil {
-		t.Errorf("a write after the dump: %v (is the server still locked?)", err)
-	}
+	env.requireUnlocked(t, 4)
 }
 
 // transactionBetweenWrites: a transaction that has written, and writes again and commits after the
