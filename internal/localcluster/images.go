@@ -2,7 +2,6 @@ package localcluster
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 )
 
@@ -26,29 +25,31 @@ const (
 // anywhere. Not a default of any kind; "make images" builds it as it builds the others.
 const brokenImage = "localhost/appkeeper/broken:exit1"
 
-// localImageFiles are the tarballs "make images" writes into bin/images: the sandbox's first, as
-// the node imports them in this order, then one for each image above. The real node needs them
-// all, since no image can be pulled.
+// localImageFiles are the tarballs "make images" writes into bin/images, one for each image
+// above and the sandbox's. The real node needs them all, since no image can be pulled.
 var localImageFiles = []string{
 	"pause.tar", "busybox.tar", "nginx.tar", "memcached.tar", "mariadb.tar", "wordpress.tar", "broken.tar",
 	"nginx-exporter.tar", "mysqld-exporter.tar",
 }
 
-// importImages loads the local images, the sandbox first, then the backup image: nothing can
-// pull them.
-func (n *realNode) importImages(ctx context.Context) error {
+// seedImages gives the node's containerd, before it starts, a root that already holds the local
+// images; nothing can pull them.
+func (n *realNode) seedImages(ctx context.Context) error {
+	store, err := n.imageStore(ctx)
+	if err != nil {
+		return err
+	}
+	return seedRoot(store, n.paths.path("containerd", "root"))
+}
+
+// importBackupImage loads the image packed from this very binary, new with every build, so not
+// in the store.
+func (n *realNode) importBackupImage(ctx context.Context) error {
 	began := time.Now()
-	tarballs := make([]string, 0, len(localImageFiles)+1)
-	for _, f := range localImageFiles {
-		tarballs = append(tarballs, filepath.Join(n.images, f))
+	if err := n.ctr(ctx, "images", "import", "--local", "--no-unpack", n.backupTarball); err != nil {
+		return err
 	}
-	tarballs = append(tarballs, n.backupTarball)
-	for _, t := range tarballs {
-		if err := n.ctr(ctx, "images", "import", t); err != nil {
-			return err
-		}
-	}
-	n.log("imported the local images", "count", len(tarballs), "backup image", n.backupImage, "took", time.Since(began).Round(time.Millisecond))
+	n.log("imported the backup image", "image", n.backupImage, "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

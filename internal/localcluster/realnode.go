@@ -194,6 +194,9 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	if err := createBridge(); err != nil {
 		return err
 	}
+	if err := n.seedImages(ctx); err != nil {
+		return err
+	}
 	containerd, err := n.start("containerd", []string{"--config", n.paths.containerdConfig()}, c.logPath("containerd"))
 	if err != nil {
 		return err
@@ -203,7 +206,7 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := n.importImages(ctx); err != nil {
+	if err := n.importBackupImage(ctx); err != nil {
 		return err
 	}
 	if _, err := n.start("kubelet", []string{

@@ -28,7 +28,9 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	// A bound against a hang, not a measure: two clusters start on a machine that may be running
+	// other suites beside this one.
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 
 	first := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-node", "--nodes=1", "--no-operator", "--dir", dir)
