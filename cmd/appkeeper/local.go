@@ -23,7 +23,7 @@ import (
 
 type localUpOptions struct {
 	dir, binDir                                     string
-	nodes                                           int
+	nodes, realNodes                                int
 	noOperator, samples, exitWhenReady, showSamples bool
 	realNode, noCRDs                                bool
 	operator                                        operator.Options
@@ -42,6 +42,7 @@ func runLocal(args []string) int {
 	fs.StringVar(&o.binDir, "bin-dir", localcluster.DefaultBinDir(), "directory of the control-plane binaries built by `make controlplane`")
 	fs.IntVar(&o.nodes, "nodes", 3, "number of simulated nodes")
 	fs.BoolVar(&o.realNode, "real-node", false, "add a real node (kubelet, containerd, kube-proxy, CoreDNS on this host; root only) where pods run for real; build it with \"make node-deps node images\"")
+	fs.IntVar(&o.realNodes, "real-nodes", 0, fmt.Sprintf("add this many real nodes (at most %d), each a kubelet with its own containerd, for a workload spread over nodes; --real-node is --real-nodes=1", localcluster.MaxRealNodes))
 	fs.BoolVar(&o.noOperator, "no-operator", false, "do not run the operator in this process")
 	fs.BoolVar(&o.noCRDs, "no-crds", false, "install none of appkeeper's CRDs, for an install that brings them (helm install); implies --no-operator")
 	fs.BoolVar(&o.samples, "samples", false, "apply config/samples and wait until each is Ready")
@@ -52,6 +53,10 @@ func runLocal(args []string) int {
 		return 2
 	}
 	fs.Visit(func(f *flag.Flag) { o.backupImageSet = o.backupImageSet || f.Name == "backup-image" })
+	if o.realNode && o.realNodes == 0 {
+		o.realNodes = 1
+	}
+	o.realNode = o.realNodes > 0
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "appkeeper local up: %v\n", err)
 		return 2
@@ -72,6 +77,8 @@ func (o localUpOptions) validate() error {
 	switch {
 	case o.nodes < 1:
 		return errors.New("--nodes must be at least 1")
+	case o.realNodes < 0 || o.realNodes > localcluster.MaxRealNodes:
+		return fmt.Errorf("--real-nodes must be between 1 and %d: each real node takes about 150 MiB before its pods", localcluster.MaxRealNodes)
 	case o.noCRDs && o.samples:
 		return errors.New("--samples needs the CRDs: drop --no-crds, or apply config/samples once they are installed")
 	case o.noCRDs && o.showSamples:
@@ -98,7 +105,7 @@ func localUp(ctx context.Context, o localUpOptions) (err error) {
 	defer logFile.Close()
 	// The terminal shows only the ready line; the operator and the test environment log here.
 	ctrl.SetLogger(zap.New(zap.WriteTo(logFile)))
-	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds, RealNode: o.realNode, Log: ctrl.Log.WithName("local-cluster")})
+	cluster, err := localcluster.Start(ctx, localcluster.Options{Dir: dir, BinDir: o.binDir, Nodes: o.nodes, CRDs: crds, RealNodes: o.realNodes, Log: ctrl.Log.WithName("local-cluster")})
 	if err != nil {
 		return err
 	}

@@ -141,8 +141,8 @@ func copyExecutable(src, dst string) (string, error) {
 // BackupImage is the image of the appkeeper binary that the real node imported at its start, for
 // the operator's backup Jobs (operator.Options.BackupImage); empty without a real node.
 func (c *Cluster) BackupImage() string {
-	if c.node == nil {
+	if c.real == nil {
 		return ""
 	}
-	return c.node.backupImage
+	return c.real.backupImage
 }

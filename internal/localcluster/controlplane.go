@@ -63,8 +63,8 @@ func (c *Cluster) startAPIServer() error {
 	api.Configure().Disable("disable-admission-plugins")
 	// envtest's /24 holds 254 Services; benchmarks create thousands. Clear of kwok's pod CIDR.
 	api.Configure().Set("service-cluster-ip-range", "10.96.0.0/16")
-	if c.node != nil {
-		c.node.configureAPIServer(api)
+	if c.real != nil {
+		c.real.configureAPIServer(api)
 	}
 	c.env = &envtest.Environment{
 		ControlPlane: envtest.ControlPlane{

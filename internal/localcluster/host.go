@@ -69,8 +69,10 @@ type HostState struct {
 	Mounts []string `json:"mounts"`
 	// Processes are the running programs of a real node, as "name pid".
 	Processes []string `json:"processes"`
-	// NodeDir is, in the record a real node keeps, the directory of its state.
+	// NodeDir is, in the record the real nodes keep, the directory of their state.
 	NodeDir string `json:"nodeDir,omitempty"`
+	// Nodes are, in that record, the names of the real nodes: of their cgroups.
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // nodePrograms are the programs of a real node that run as processes of the host.

@@ -32,31 +32,21 @@ var localImageFiles = []string{
 	"nginx-exporter.tar", "mysqld-exporter.tar",
 }
 
-// seedImages gives the node's containerd, before it starts, a root that already holds the local
-// images; nothing can pull them.
-func (n *realNode) seedImages(ctx context.Context) error {
-	store, err := n.imageStore(ctx)
-	if err != nil {
-		return err
-	}
-	return seedRoot(store, n.paths.path("containerd", "root"))
-}
-
 // importBackupImage loads the image packed from this very binary, new with every build, so not
-// in the store.
+// in the image store.
 func (n *realNode) importBackupImage(ctx context.Context) error {
 	began := time.Now()
-	if err := n.ctr(ctx, "images", "import", "--local", "--no-unpack", n.backupTarball); err != nil {
+	if err := n.ctr(ctx, "images", "import", "--local", "--no-unpack", n.host.backupTarball); err != nil {
 		return err
 	}
-	n.log("imported the backup image", "image", n.backupImage, "took", time.Since(began).Round(time.Millisecond))
+	n.host.log("imported the backup image", "node", n.name, "image", n.host.backupImage, "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
 // BrokenImage is the image the real node imported whose containers exit with status 1 at start,
 // for tests of failed upgrades and their rollbacks; empty without a real node.
 func (c *Cluster) BrokenImage() string {
-	if c.node == nil {
+	if c.real == nil {
 		return ""
 	}
 	return brokenImage

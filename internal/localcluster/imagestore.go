@@ -30,7 +30,7 @@ const (
 
 // imageStore is the folder holding containerd's root with the local images imported, built the
 // first time these image files and this containerd are seen.
-func (n *realNode) imageStore(ctx context.Context) (string, error) {
+func (n *realNodes) imageStore(ctx context.Context) (string, error) {
 	key, err := imageStoreKey(n.images)
 	if err != nil {
 		return "", err
@@ -65,7 +65,7 @@ func imageStoreKey(images string) (string, error) {
 // buildImageStore runs a containerd of its own on a scratch root, imports the local images and
 // stops it, then puts the root in place, so that a store is whole or absent. Stores of earlier
 // images go.
-func (n *realNode) buildImageStore(ctx context.Context, store string) error {
+func (n *realNodes) buildImageStore(ctx context.Context, store string) error {
 	stale, _ := filepath.Glob(filepath.Join(n.images, storePrefix+"*"))
 	for _, s := range stale {
 		if err := os.RemoveAll(s); err != nil {

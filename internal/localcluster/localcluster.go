@@ -46,10 +46,11 @@ type Options struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Log receives progress lines; the zero value discards them.
 	Log logr.Logger
-	// RealNode adds a node whose pods really run: a kubelet with containerd, kube-proxy and
-	// CoreDNS on this host, which needs root and the binaries and images that "make node images"
-	// builds. Pods go to it unless they tolerate FakeNodeTaint; Stop puts the host back as found.
-	RealNode bool
+	// RealNodes adds nodes whose pods really run: each a kubelet with its own containerd, and
+	// kube-proxy and CoreDNS for them all, on this host, which needs root and the binaries and
+	// images that "make node images" builds. Pods go to them unless they tolerate FakeNodeTaint;
+	// Stop puts the host back as found. Zero adds none; at most MaxRealNodes.
+	RealNodes int
 	// AppkeeperBinary is a statically linked appkeeper binary (CGO_ENABLED=0) that a real node
 	// packs into the image its backup Jobs run, Cluster.BackupImage; empty means the running
 	// executable, which must then be the appkeeper command.
@@ -75,7 +76,7 @@ type Cluster struct {
 	children  []*child
 	// apiServer is kube-apiserver as RestartAPIServer started it again; nil while envtest's runs.
 	apiServer *child
-	node      *realNode
+	real      *realNodes
 
 	stopOnce sync.Once
 	stopErr  error
@@ -122,9 +123,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startComponents(); err != nil {
 		return nil, err
 	}
-	if c.node != nil {
-		c.log.Info("starting the real node: containerd, kubelet, kube-proxy and CoreDNS")
-		if err := c.startRealNode(ctx); err != nil {
+	if c.real != nil {
+		c.log.Info("starting the real nodes: containerd and kubelet for each, kube-proxy and CoreDNS", "nodes", len(c.real.nodes))
+		if err := c.startRealNodes(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -168,12 +169,12 @@ func prepare(opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	realNodeVolumes := ""
-	if opts.RealNode {
-		if err := c.prepareRealNode(); err != nil {
+	if opts.RealNodes > 0 {
+		if err := c.prepareRealNodes(opts.RealNodes); err != nil {
 			_ = c.Stop()
 			return nil, err
 		}
-		realNodeVolumes = c.node.paths.volumes()
+		realNodeVolumes = c.real.paths.volumes()
 	}
 	if err := writeStages(c.binDir, c.stagesPath(), realNodeVolumes); err != nil {
 		_ = c.Stop()
@@ -235,9 +236,9 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) stop() error {
 	c.log.Info("stopping local cluster")
 	var errs []error
-	if c.node != nil {
-		if err := c.node.stop(); err != nil {
-			errs = append(errs, fmt.Errorf("stopping the real node: %w", err))
+	if c.real != nil {
+		if err := c.real.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the real nodes: %w", err))
 		}
 	}
 	// A paused etcd would hold up kube-apiserver's graceful stop, and its own.

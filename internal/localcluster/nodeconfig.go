@@ -7,16 +7,22 @@ import (
 )
 
 const (
-	// RealNodeName is the real node's name; pods land on it unless they ask for the fake nodes.
+	// RealNodeName is the first real node's name; pods land on the real nodes unless they ask for
+	// the fake nodes. The nodes after it are real-node-2, real-node-3 and so on.
 	RealNodeName = "real-node"
 	// FakeNodeTaint keeps pods off the fake nodes while a real node runs: a pod that tolerates it
 	// and selects the label type=kwok runs on kwok's simulated nodes instead.
 	FakeNodeTaint = "kwok.x-k8s.io/node"
+	// MaxRealNodes bounds the real nodes of one host: each takes about 150 MiB before its pods,
+	// and a /24 of podCIDR.
+	MaxRealNodes = 8
 
 	// podCIDR is the bridge's network, clear of the Service range and of kwok's pod addresses.
+	// Every real node's pods are on the one bridge; node i has the addresses 10.88.i.0/24, its
+	// own 10.88.i.1, so that a rule can tell one node's traffic from another's.
 	podCIDR = "10.88.0.0/16"
-	// bridgeIP is the bridge's own address: the node's address, the pods' gateway, and where
-	// CoreDNS answers them.
+	// bridgeIP is the bridge's own address: the first node's address, every pod's gateway, and
+	// where CoreDNS answers them.
 	bridgeIP   = "10.88.0.1"
 	bridgeName = "cni0"
 	// clusterDomain is the DNS domain of Services.
@@ -28,7 +34,36 @@ const (
 	runcPath  = "/usr/sbin/runc"
 )
 
-// nodePaths lays out the real node's state under one directory, which Stop removes.
+// realNodeName is the name of the real node of index i, from 0.
+func realNodeName(i int) string {
+	if i == 0 {
+		return RealNodeName
+	}
+	return fmt.Sprintf("%s-%d", RealNodeName, i+1)
+}
+
+// hostPaths lays out what the real nodes share under one directory, which Stop removes: the
+// kubelets' client CA, the volumes, the backup image, kube-proxy and CoreDNS, and a folder for
+// each node.
+type hostPaths struct{ root string }
+
+func (p hostPaths) path(elem ...string) string {
+	return filepath.Join(append([]string{p.root}, elem...)...)
+}
+func (p hostPaths) proxyConfig() string     { return p.path("kube-proxy.yaml") }
+func (p hostPaths) proxyKubeconfig() string { return p.path("kube-proxy.kubeconfig") }
+func (p hostPaths) corefile() string        { return p.path("Corefile") }
+func (p hostPaths) clientCA() string        { return p.path("pki", "kubelet-client-ca.crt") }
+func (p hostPaths) apiserverCert() string   { return p.path("pki", "apiserver-kubelet-client.crt") }
+func (p hostPaths) apiserverKey() string    { return p.path("pki", "apiserver-kubelet-client.key") }
+
+// Volumes holds the directories of the claims the real nodes mount. Every node of this host
+// reaches every one, as nodes reach network storage.
+func (p hostPaths) volumes() string { return p.path("volumes") }
+
+func (p hostPaths) node(name string) nodePaths { return nodePaths{root: p.path(name)} }
+
+// nodePaths lays out one real node's containerd and kubelet.
 type nodePaths struct{ root string }
 
 func (p nodePaths) path(elem ...string) string {
@@ -36,21 +71,13 @@ func (p nodePaths) path(elem ...string) string {
 }
 func (p nodePaths) containerdConfig() string { return p.path("containerd", "config.toml") }
 func (p nodePaths) containerdSocket() string { return p.path("containerd", "containerd.sock") }
+func (p nodePaths) containerdRoot() string   { return p.path("containerd", "root") }
 func (p nodePaths) cniConfDir() string       { return p.path("cni", "net.d") }
 func (p nodePaths) kubeletRoot() string      { return p.path("kubelet") }
 func (p nodePaths) kubeletConfig() string    { return p.path("kubelet.yaml") }
 func (p nodePaths) kubeletKubeconfig() string {
 	return p.path("kubelet.kubeconfig")
 }
-func (p nodePaths) proxyConfig() string     { return p.path("kube-proxy.yaml") }
-func (p nodePaths) proxyKubeconfig() string { return p.path("kube-proxy.kubeconfig") }
-func (p nodePaths) corefile() string        { return p.path("Corefile") }
-func (p nodePaths) clientCA() string        { return p.path("pki", "kubelet-client-ca.crt") }
-func (p nodePaths) apiserverCert() string   { return p.path("pki", "apiserver-kubelet-client.crt") }
-func (p nodePaths) apiserverKey() string    { return p.path("pki", "apiserver-kubelet-client.key") }
-
-// Volumes holds the directories of the claims the real node mounts.
-func (p nodePaths) volumes() string { return p.path("volumes") }
 
 // containerdConfig runs containerd with everything under the node's directory, without the
 // plugin socket and configuration folders it would otherwise read or make on the host. The OOM score
@@ -96,10 +123,11 @@ imports = []
 		p.containerdSocket()+".ttrpc", p.path("containerd", "opt"))
 }
 
-// cniConfig attaches pods to the bridge, with addresses from podCIDR kept under the node's
-// directory, masquerading traffic that leaves it, and hairpin mode so that a pod reaches itself
-// through its Service.
-func cniConfig(p nodePaths) string {
+// cniConfig attaches the node's pods to the bridge, with addresses from the node's range of
+// podCIDR kept under the node's directory, masquerading traffic that leaves podCIDR (not the
+// traffic between nodes: a pod sees the address of the pod that called it), and hairpin mode so
+// that a pod reaches itself through its Service.
+func cniConfig(n *realNode) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "appkeeper",
@@ -112,22 +140,23 @@ func cniConfig(p nodePaths) string {
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{"subnet": %[2]q, "gateway": %[3]q}]],
+        "ranges": [[{"subnet": %[2]q, "gateway": %[3]q, "rangeStart": %[4]q, "rangeEnd": %[5]q}]],
         "routes": [{"dst": "0.0.0.0/0"}],
-        "dataDir": %[4]q
+        "dataDir": %[6]q
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, bridgeName, podCIDR, bridgeIP, p.path("cni", "ipam"))
+`, bridgeName, podCIDR, bridgeIP, n.podAddress(2), n.podAddress(254), n.paths.path("cni", "ipam"))
 }
 
 // kubeletConfig is secure by default: no anonymous access, every request authorized by the API
 // server, clients authenticated by the CA only kube-apiserver has a certificate of. The images
 // cannot be pulled again, so the kubelet never collects them; the settings for cgroup v1 and the
-// OOM score let it run on hosts that a production node would not be.
-func kubeletConfig(p nodePaths, healthzPort int) string {
+// OOM score let it run on hosts that a production node would not be. Each node's pods are in a
+// cgroup of the node's name, so that no kubelet takes another's pods for orphans.
+func kubeletConfig(n *realNode, clientCA string, healthzPort int) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 authentication:
@@ -140,12 +169,13 @@ authentication:
 authorization:
   mode: Webhook
 cgroupDriver: cgroupfs
+cgroupRoot: /%[8]s
 failCgroupV1: false
 containerRuntimeEndpoint: unix://%[2]s
 clusterDomain: %[3]s
 clusterDNS:
 - %[4]s
-address: %[4]s
+address: %[7]s
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: %[5]d
@@ -160,12 +190,12 @@ evictionHard:
 podLogsDir: %[6]q
 serializeImagePulls: false
 failSwapOn: false
-`, p.clientCA(), p.containerdSocket(), clusterDomain, bridgeIP, healthzPort, p.path("pod-logs"))
+`, clientCA, n.paths.containerdSocket(), clusterDomain, bridgeIP, healthzPort, n.paths.path("pod-logs"), n.address(), n.name)
 }
 
 // proxyConfig runs kube-proxy in nftables mode, whose rules live in tables of its own; it leaves
 // the conntrack settings of the host alone.
-func proxyConfig(p nodePaths, healthzPort, metricsPort int) string {
+func proxyConfig(p hostPaths, healthzPort, metricsPort int) string {
 	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:

@@ -22,7 +22,7 @@ func (c *Cluster) createNodesAndStorage(ctx context.Context) error {
 	objs := []client.Object{defaultStorageClass()}
 	for i := range c.nodes {
 		node := fakeNode(fmt.Sprintf("kwok-node-%d", i))
-		if c.node != nil {
+		if c.real != nil {
 			node.Spec.Taints = []corev1.Taint{{Key: FakeNodeTaint, Value: "fake", Effect: corev1.TaintEffectNoSchedule}}
 		}
 		objs = append(objs, node)

@@ -71,8 +71,8 @@ func (c *Cluster) waitReady(ctx context.Context, crds []*apiextensionsv1.CustomR
 	if err != nil {
 		return err
 	}
-	if c.node != nil {
-		if err := c.waitRealNodeReady(ctx, cl); err != nil {
+	if c.real != nil {
+		if err := c.waitRealNodesReady(ctx, cl); err != nil {
 			return err
 		}
 	}
@@ -215,33 +215,38 @@ func untainted(n corev1.Node, except string) bool {
 	return true
 }
 
-// waitRealNodeReady waits for the kubelet to serve, its node to be Ready without taints, and
+// waitRealNodesReady waits for each kubelet to serve, its node to be Ready without taints, and
 // CoreDNS to answer for the cluster's Services.
-func (c *Cluster) waitRealNodeReady(ctx context.Context, cl client.Client) error {
-	kubelet := c.logPath("kubelet")
-	if err := c.waitFor(ctx, "the kubelet to be healthy", kubelet, healthz(c.node.kubeletHealthz)); err != nil {
-		return err
-	}
-	err := c.waitFor(ctx, "the real node to be Ready", kubelet, func(ctx context.Context) error {
-		var n corev1.Node
-		if err := cl.Get(ctx, client.ObjectKey{Name: RealNodeName}, &n); err != nil {
+func (c *Cluster) waitRealNodesReady(ctx context.Context, cl client.Client) error {
+	for _, rn := range c.real.nodes {
+		kubelet := c.logPath(rn.logName("kubelet"))
+		if err := c.waitFor(ctx, "the kubelet of "+rn.name+" to be healthy", kubelet, healthz(rn.kubeletHealthz)); err != nil {
 			return err
 		}
-		if !nodeConditionTrue(n, corev1.NodeReady) || !untainted(n, "") {
-			return fmt.Errorf("node %s not Ready or tainted: %v", RealNodeName, n.Spec.Taints)
+		err := c.waitFor(ctx, rn.name+" to be Ready", kubelet, func(ctx context.Context) error {
+			var n corev1.Node
+			if err := cl.Get(ctx, client.ObjectKey{Name: rn.name}, &n); err != nil {
+				return err
+			}
+			if !nodeConditionTrue(n, corev1.NodeReady) || !untainted(n, "") {
+				return fmt.Errorf("node %s not Ready or tainted: %v", rn.name, n.Spec.Taints)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	return c.waitFor(ctx, "CoreDNS to answer", c.logPath("coredns"), dnsAnswers)
 }
 
 func (c *Cluster) allChildren() []*child {
 	all := c.controlPlaneChildren()
-	if c.node != nil {
-		all = append(all, c.node.children...)
+	if c.real != nil {
+		all = append(all, c.real.shared...)
+		for _, n := range c.real.nodes {
+			all = append(all, n.children...)
+		}
 	}
 	return all
 }

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,23 +26,23 @@ const (
 	CoreDNSVersion    = "v1.14.7"
 )
 
-// realNode is a kubelet with containerd, runc and the CNI bridge, kube-proxy and CoreDNS, run as
-// processes of this host beside the control plane. It changes the host (kernel settings,
-// netfilter rules, a bridge, mounts, cgroups): stop puts everything back as it was recorded.
-type realNode struct {
-	paths  nodePaths
+// realNodes are the real nodes of a cluster and what they share on this host: each node is a
+// kubelet with its own containerd, on the one CNI bridge; kube-proxy and CoreDNS, run once, serve
+// them all. They change the host (kernel settings, netfilter rules, a bridge, mounts, cgroups):
+// stop puts everything back as it was recorded.
+type realNodes struct {
+	paths  hostPaths
 	bin    string // the bin/ folder that holds the node's build folders
 	images string
 	// backupImage is the image packed from the appkeeper binary, and backupTarball its archive,
-	// imported after the local images.
+	// which every node imports.
 	backupImage, backupTarball string
 	log                        func(msg string, kv ...any)
 	lock                       *os.File
 	was                        *HostState
-	children                   []*child // in start order: containerd, kubelet, kube-proxy, CoreDNS
+	nodes                      []*realNode
+	shared                     []*child // kube-proxy, CoreDNS
 	stopVols                   context.CancelFunc
-	// kubeletHealthz answers once the kubelet runs.
-	kubeletHealthz string
 }
 
 // nodeBinaries are the node's programs that the build makes, by build folder.
@@ -56,8 +56,8 @@ func nodeBinaries(bin string) []string {
 	}
 }
 
-func (n *realNode) binary(name string) string {
-	for _, b := range nodeBinaries(n.bin) {
+func (h *realNodes) binary(name string) string {
+	for _, b := range nodeBinaries(h.bin) {
 		if filepath.Base(b) == name {
 			return b
 		}
@@ -65,21 +65,28 @@ func (n *realNode) binary(name string) string {
 	panic("unknown node binary " + name)
 }
 
-// prepareRealNode checks that the host can run the node, puts back what an earlier node left,
-// records the host as found and writes the kubelet's client CA, which kube-apiserver needs when
+// prepareRealNodes checks that the host can run count nodes, puts back what earlier nodes left,
+// records the host as found and writes the kubelets' client CA, which kube-apiserver needs when
 // it starts.
-func (c *Cluster) prepareRealNode() error {
+func (c *Cluster) prepareRealNodes(count int) error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root: it runs containers, changes netfilter rules and mounts volumes; run as root, or without --real-node for simulated nodes only")
 	}
+	if count > MaxRealNodes {
+		return fmt.Errorf("%d real nodes asked for: at most %d run on one host", count, MaxRealNodes)
+	}
 	bin := filepath.Dir(c.binDir)
-	n := &realNode{
-		paths:  nodePaths{root: filepath.Join(c.Dir, "node")},
+	h := &realNodes{
+		paths:  hostPaths{root: filepath.Join(c.Dir, "node")},
 		bin:    bin,
 		images: filepath.Join(bin, "images"),
 		log:    func(msg string, kv ...any) { c.log.Info(msg, kv...) },
 	}
-	if missing := missingNodeParts(bin, n.images); len(missing) > 0 {
+	for i := range count {
+		name := realNodeName(i)
+		h.nodes = append(h.nodes, &realNode{name: name, index: i, paths: h.paths.node(name), host: h})
+	}
+	if missing := missingNodeParts(bin, h.images); len(missing) > 0 {
 		return fmt.Errorf("the real node needs %v: run \"make node-deps node images\"", missing)
 	}
 	// Before the host changes: a binary the backup image cannot run stops the node here.
@@ -87,14 +94,36 @@ func (c *Cluster) prepareRealNode() error {
 	if err != nil {
 		return err
 	}
-	if err := n.lockHost(); err != nil {
+	if err := h.lockHost(); err != nil {
 		return err
 	}
-	c.node = n
+	c.real = h
+	if err := h.recordHost(); err != nil {
+		return err
+	}
+	if err := removeAll(h.paths.root); err != nil {
+		return err
+	}
+	dirs := []string{h.paths.path("pki"), h.paths.volumes(), h.paths.path("images")}
+	for _, n := range h.nodes {
+		dirs = append(dirs, n.paths.cniConfDir(), n.paths.path("containerd"))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if h.backupImage, h.backupTarball, err = packBackupImage(appkeeper, h.paths.path("images")); err != nil {
+		return err
+	}
+	return writeKubeletClientCerts(h.paths.clientCA(), h.paths.apiserverCert(), h.paths.apiserverKey())
+}
+
+// recordHost puts back what earlier nodes left, then records the host as found.
+func (h *realNodes) recordHost() error {
 	if was, err := loadHostState(); err == nil {
-		n.log("restoring the host from a real node that was not stopped", "record", hostStatePath())
-		earlier := &realNode{paths: nodePaths{root: was.NodeDir}}
-		earlier.killProcesses()
+		h.log("restoring the host from a real node that was not stopped", "record", hostStatePath())
+		killNodeProcesses(nil, was.NodeDir, recordedNodes(was))
 		if err := restoreHost(was, []string{"/"}); err != nil {
 			return fmt.Errorf("restoring the host after an earlier real node: %w", err)
 		}
@@ -104,23 +133,24 @@ func (c *Cluster) prepareRealNode() error {
 		return err
 	}
 	record := *was
-	record.NodeDir = n.paths.root
+	record.NodeDir = h.paths.root
+	for _, n := range h.nodes {
+		record.Nodes = append(record.Nodes, n.name)
+	}
 	if err := saveHostState(&record); err != nil {
 		return fmt.Errorf("recording the host's state in %s: %w", hostStateDir, err)
 	}
-	n.was = was
-	if err := removeAll(n.paths.root); err != nil {
-		return err
+	h.was = was
+	return nil
+}
+
+// recordedNodes are the nodes a record of the host names; a record without names was written
+// when the one node's pods were in the top-level kubepods group.
+func recordedNodes(was *HostState) []string {
+	if len(was.Nodes) == 0 {
+		return []string{"kubepods"}
 	}
-	for _, d := range []string{n.paths.path("pki"), n.paths.cniConfDir(), n.paths.volumes(), n.paths.path("containerd"), n.paths.path("images")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if n.backupImage, n.backupTarball, err = packBackupImage(appkeeper, n.paths.path("images")); err != nil {
-		return err
-	}
-	return writeKubeletClientCerts(n.paths.clientCA(), n.paths.apiserverCert(), n.paths.apiserverKey())
+	return was.Nodes
 }
 
 // missingNodeParts lists what the node needs and the host lacks: binaries, local images, tools.
@@ -143,9 +173,9 @@ func missingNodeParts(bin, images string) []string {
 	return missing
 }
 
-// lockHost makes sure one real node at a time runs on this host: they would share the bridge,
-// the kubelet's port and the netfilter rules.
-func (n *realNode) lockHost() error {
+// lockHost makes sure one cluster's real nodes at a time run on this host: they would share the
+// bridge, the kubelets' addresses and the netfilter rules.
+func (h *realNodes) lockHost() error {
 	if err := os.MkdirAll(hostStateDir, 0o700); err != nil {
 		return err
 	}
@@ -157,103 +187,88 @@ func (n *realNode) lockHost() error {
 		_ = f.Close()
 		return errors.New("another local cluster with a real node runs on this host")
 	}
-	n.lock = f
+	h.lock = f
 	return nil
 }
 
-// configureAPIServer lets kube-apiserver call the kubelet with a client certificate, and
+// configureAPIServer lets kube-apiserver call the kubelets with a client certificate, and
 // authorizes kubelets as nodes, limited to their own pods.
-func (n *realNode) configureAPIServer(api *envtest.APIServer) {
-	api.Configure().Set("kubelet-client-certificate", n.paths.apiserverCert())
-	api.Configure().Set("kubelet-client-key", n.paths.apiserverKey())
+func (h *realNodes) configureAPIServer(api *envtest.APIServer) {
+	api.Configure().Set("kubelet-client-certificate", h.paths.apiserverCert())
+	api.Configure().Set("kubelet-client-key", h.paths.apiserverKey())
 	api.Configure().Set("authorization-mode", "Node", "RBAC")
 	api.Configure().Set("enable-admission-plugins", "NodeRestriction")
-	// The node's name is not a host name this machine resolves; its address is.
+	// A node's name is not a host name this machine resolves; its address is.
 	api.Configure().Set("kubelet-preferred-address-types", "InternalIP")
 }
 
-// start runs the node's processes, each one once what it needs is there.
-func (c *Cluster) startRealNode(ctx context.Context) error {
-	n := c.node
+// startRealNodes runs the nodes' processes, each one once what it needs is there.
+func (c *Cluster) startRealNodes(ctx context.Context) error {
+	h := c.real
 	began := time.Now()
-	err := c.writeNodeCredentials(ctx)
+	if err := c.writeNodeCredentials(ctx); err != nil {
+		return err
+	}
+	ports, err := freePorts(2)
 	if err != nil {
 		return err
 	}
-	var ports [3]int
-	for i := range ports {
-		if ports[i], err = FreePort(); err != nil {
-			return err
-		}
-	}
-	kubeletHealth, proxyHealth, proxyMetrics := ports[0], ports[1], ports[2]
-	if err := n.writeConfigs(kubeletHealth, proxyHealth, proxyMetrics, c.KubeconfigPath); err != nil {
-		return err
-	}
-	// The bridge exists before any pod, so that the kubelet and CoreDNS can use its address.
-	if err := createBridge(); err != nil {
-		return err
-	}
-	if err := n.seedImages(ctx); err != nil {
-		return err
-	}
-	containerd, err := n.start("containerd", []string{"--config", n.paths.containerdConfig()}, c.logPath("containerd"))
-	if err != nil {
-		return err
-	}
-	if err := c.waitFor(ctx, "containerd", containerd.logPath, func(ctx context.Context) error {
-		return n.ctr(ctx, "version")
+	if err := writeFiles(map[string]string{
+		h.paths.proxyConfig(): proxyConfig(h.paths, ports[0], ports[1]),
+		h.paths.corefile():    corefile(c.KubeconfigPath),
 	}); err != nil {
 		return err
 	}
-	if err := n.importBackupImage(ctx); err != nil {
+	// The bridge exists before any pod, so that the kubelets and CoreDNS can use its addresses.
+	if err := createBridge(h.nodes); err != nil {
 		return err
 	}
-	if _, err := n.start("kubelet", []string{
-		"--config=" + n.paths.kubeletConfig(), "--kubeconfig=" + n.paths.kubeletKubeconfig(),
-		"--root-dir=" + n.paths.kubeletRoot(), "--cert-dir=" + n.paths.path("kubelet-pki"),
-		"--hostname-override=" + RealNodeName, "--node-ip=" + bridgeIP,
-		"--node-labels=type=real",
-	}, c.logPath("kubelet")); err != nil {
+	store, err := h.imageStore(ctx)
+	if err != nil {
 		return err
 	}
-	if _, err := n.start("kube-proxy", []string{"--config=" + n.paths.proxyConfig()}, c.logPath("kube-proxy")); err != nil {
-		return err
+	for _, n := range h.nodes {
+		if err := n.start(ctx, c, store); err != nil {
+			return fmt.Errorf("node %s: %w", n.name, err)
+		}
 	}
-	if _, err := n.start("coredns", []string{"-conf", n.paths.corefile(), "-dns.port", "53"}, c.logPath("coredns")); err != nil {
-		return err
+	for name, args := range map[string][]string{
+		"kube-proxy": {"--config=" + h.paths.proxyConfig()},
+		"coredns":    {"-conf", h.paths.corefile(), "-dns.port", "53"},
+	} {
+		ch, err := startChild(name, h.binary(name), args, nodeEnv(h), c.logPath(name))
+		if err != nil {
+			return err
+		}
+		h.shared = append(h.shared, ch)
 	}
 	volCtx, cancel := context.WithCancel(context.Background())
-	n.stopVols = cancel
+	h.stopVols = cancel
 	go c.makeVolumeDirs(volCtx)
-	n.kubeletHealthz = "http://127.0.0.1:" + strconv.Itoa(kubeletHealth) + "/healthz"
-	n.log("real node processes started", "took", time.Since(began).Round(time.Millisecond))
+	h.log("real nodes started", "nodes", len(h.nodes), "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 
-func (n *realNode) start(name string, args []string, logPath string) (*child, error) {
-	env := append(os.Environ(),
-		// containerd finds its shim, and the shim runc, on PATH.
-		"PATH="+filepath.Dir(n.binary("containerd-shim-runc-v2"))+":"+os.Getenv("PATH"))
-	ch, err := startChild(name, n.binary(name), args, env, logPath)
-	if err != nil {
-		return nil, err
-	}
-	n.children = append(n.children, ch)
-	return ch, nil
+// nodeEnv lets containerd find its shim, and the shim runc, on PATH.
+func nodeEnv(h *realNodes) []string {
+	return append(os.Environ(), "PATH="+filepath.Dir(h.binary("containerd-shim-runc-v2"))+":"+os.Getenv("PATH"))
 }
 
-// writeNodeCredentials gives the kubelet and kube-proxy identities of their own, and lets
-// kube-apiserver's kubelet client use the kubelet's API.
+// writeNodeCredentials gives each kubelet and kube-proxy identities of their own, and lets
+// kube-apiserver's kubelet client use the kubelets' API.
 func (c *Cluster) writeNodeCredentials(ctx context.Context) error {
-	n := c.node
-	for path, user := range map[string]envtest.User{
-		n.paths.kubeletKubeconfig(): {Name: "system:node:" + RealNodeName, Groups: []string{"system:nodes"}},
-		n.paths.proxyKubeconfig():   {Name: "system:kube-proxy"},
-	} {
+	h := c.real
+	users := map[string]envtest.User{h.paths.proxyKubeconfig(): {Name: "system:kube-proxy"}}
+	for _, n := range h.nodes {
+		users[n.paths.kubeletKubeconfig()] = envtest.User{Name: "system:node:" + n.name, Groups: []string{"system:nodes"}}
+	}
+	for path, user := range users {
 		u, err := c.env.AddUser(user, c.Config)
 		if err != nil {
 			return fmt.Errorf("credentials for %s: %w", user.Name, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
 		}
 		if err := writeKubeconfig(path, u.Config()); err != nil {
 			return err
@@ -274,16 +289,7 @@ func (c *Cluster) writeNodeCredentials(ctx context.Context) error {
 	return nil
 }
 
-// writeConfigs writes the configuration of every node process; CoreDNS reads the cluster through
-// the admin kubeconfig.
-func (n *realNode) writeConfigs(kubeletHealth, proxyHealth, proxyMetrics int, kubeconfig string) error {
-	files := map[string]string{
-		n.paths.containerdConfig():                                   containerdConfig(n.paths),
-		filepath.Join(n.paths.cniConfDir(), "10-appkeeper.conflist"): cniConfig(n.paths),
-		n.paths.kubeletConfig():                                      kubeletConfig(n.paths, kubeletHealth),
-		n.paths.proxyConfig():                                        proxyConfig(n.paths, proxyHealth, proxyMetrics),
-		n.paths.corefile():                                           corefile(kubeconfig),
-	}
+func writeFiles(files map[string]string) error {
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
@@ -292,12 +298,26 @@ func (n *realNode) writeConfigs(kubeletHealth, proxyHealth, proxyMetrics int, ku
 	return nil
 }
 
-func createBridge() error {
-	for _, args := range [][]string{
-		{"link", "add", bridgeName, "type", "bridge"},
-		{"addr", "add", bridgeIP + "/16", "dev", bridgeName},
-		{"link", "set", bridgeName, "up"},
-	} {
+func freePorts(count int) ([]int, error) {
+	ports := make([]int, count)
+	for i := range ports {
+		var err error
+		if ports[i], err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	return ports, nil
+}
+
+// createBridge makes the pods' bridge, with the first node's address as every pod's gateway and
+// each other node's address beside it.
+func createBridge(nodes []*realNode) error {
+	cmds := [][]string{{"link", "add", bridgeName, "type", "bridge"}}
+	for _, n := range nodes {
+		cmds = append(cmds, []string{"addr", "add", n.address() + "/16", "dev", bridgeName})
+	}
+	cmds = append(cmds, []string{"link", "set", bridgeName, "up"})
+	for _, args := range cmds {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("ip %v: %w: %s", args, err, out)
 		}
@@ -305,59 +325,66 @@ func createBridge() error {
 	return nil
 }
 
-// ctr runs containerd's client against the node's containerd, in the namespace the kubelet uses.
-func (n *realNode) ctr(ctx context.Context, args ...string) error {
-	cmd := exec.CommandContext(ctx, n.binary("ctr"), append([]string{"--address", n.paths.containerdSocket(), "--namespace", "k8s.io"}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("ctr %v: %w: %s", args, err, out)
+// killNodeProcesses ends the nodes under root: the kubelets first, so that they restart nothing,
+// then every container and shim, then the daemons.
+func killNodeProcesses(children []*child, root string, cgroups []string) {
+	for _, g := range cgroups {
+		// A frozen process dies of SIGKILL only once thawed.
+		if group := filepath.Join(cgroupRoot, "freezer", g); exists(group) {
+			_ = setFreezer(group, "THAWED")
+		}
 	}
-	return nil
-}
-
-// killProcesses ends the node: the kubelet first, so that it restarts nothing, then every
-// container and shim, then the daemons.
-func (n *realNode) killProcesses() {
-	for _, ch := range n.children {
+	for _, ch := range children {
 		if ch.name == "kubelet" {
 			_ = ch.stop(stopGrace)
 		}
 	}
 	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		pids := append(cgroupProcesses("kubepods"), n.shims()...)
+		pids := shimsUnder(root)
+		for _, g := range cgroups {
+			pids = append(pids, cgroupProcesses(g)...)
+		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		return len(pids) == 0, nil
 	})
-	_ = stopChildren(n.children)
+	_ = stopChildren(children)
 }
 
-// shims are the processes containerd started for the node's pods: they outlive containerd.
-func (n *realNode) shims() []int {
-	socket := n.paths.containerdSocket()
+// shimsUnder are the processes the containerds under root started for their pods: they outlive
+// containerd.
+func shimsUnder(root string) []int {
 	return processes(func(_ int, args []string) bool {
-		return len(args) > 0 && filepath.Base(args[0]) == "containerd-shim-runc-v2" && slices.Contains(args, socket)
+		return len(args) > 0 && filepath.Base(args[0]) == "containerd-shim-runc-v2" &&
+			slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, root+"/") })
 	})
 }
 
-// stop ends the node's processes and puts the host back as it was.
-func (n *realNode) stop() error {
-	if n.stopVols != nil {
-		n.stopVols()
+// stop ends the nodes' processes and puts the host back as it was.
+func (h *realNodes) stop() error {
+	if h.stopVols != nil {
+		h.stopVols()
 	}
-	n.killProcesses()
+	children := slices.Clone(h.shared)
+	var cgroups []string
+	for _, n := range h.nodes {
+		children = append(children, n.children...)
+		cgroups = append(cgroups, n.name)
+	}
+	killNodeProcesses(children, h.paths.root, cgroups)
 	var err error
-	if n.was != nil {
-		err = restoreHost(n.was, []string{n.paths.root})
+	if h.was != nil {
+		err = restoreHost(h.was, []string{h.paths.root})
 	}
-	err = errors.Join(err, removeAll(n.paths.root))
-	if n.lock != nil {
-		_ = n.lock.Close()
+	err = errors.Join(err, removeAll(h.paths.root))
+	if h.lock != nil {
+		_ = h.lock.Close()
 	}
 	return err
 }
 
-// ClusterResolver asks the real node's CoreDNS, on the pods' bridge, as a pod does: the host can
+// ClusterResolver asks the real nodes' CoreDNS, on the pods' bridge, as a pod does: the host can
 // resolve the cluster's Service and pod names through it.
 var ClusterResolver = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 	var d net.Dialer
@@ -373,17 +400,27 @@ func dnsAnswers(ctx context.Context) error {
 // TagImage gives an image of the real node a second name, as a push of the same image under a new
 // tag would in a registry: an upgrade to it replaces the pods with the same content.
 func (c *Cluster) TagImage(ctx context.Context, source, target string) error {
-	if c.node == nil {
+	if c.real == nil {
 		return errors.New("the cluster has no real node")
 	}
-	return c.node.ctr(ctx, "images", "tag", "--force", source, target)
+	for _, n := range c.real.nodes {
+		if err := n.ctr(ctx, "images", "tag", "--force", source, target); err != nil {
+			return fmt.Errorf("node %s: %w", n.name, err)
+		}
+	}
+	return nil
 }
 
-// NodeAddress is the host's address on the real node's pod network: a server the host runs there
+// NodeAddress is the host's address on the real nodes' pod network: a server the host runs there
 // (an object store for backups, say) is reachable from every pod. Empty without a real node.
 func (c *Cluster) NodeAddress() string {
-	if c.node == nil {
+	if c.real == nil {
 		return ""
 	}
 	return bridgeIP
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

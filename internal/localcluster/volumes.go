@@ -18,7 +18,7 @@ import (
 // the kubelet does not apply a pod's fsGroup to host paths and the operands run as users of
 // their own.
 func (c *Cluster) makeVolumeDirs(ctx context.Context) {
-	dir := c.node.paths.volumes()
+	dir := c.real.paths.volumes()
 	for ctx.Err() == nil {
 		if err := c.watchVolumes(ctx, dir); err != nil && ctx.Err() == nil {
 			c.log.Info("watching volumes for the real node failed; retrying", "error", err.Error())

@@ -96,7 +96,7 @@ func runOnCluster(m *testing.M) (code int) {
 	// The backup image is packed from the binary "make build" writes beside the control plane, as
 	// this test binary holds no backup subcommands.
 	appkeeper := filepath.Join(filepath.Dir(localcluster.DefaultBinDir()), "appkeeper")
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNode: true, AppkeeperBinary: appkeeper, Log: progress})
+	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNodes: 1, AppkeeperBinary: appkeeper, Log: progress})
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -1,0 +1,173 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// RealNodeNames are the names of the cluster's real nodes, the first one first.
+func (c *Cluster) RealNodeNames() []string {
+	if c.real == nil {
+		return nil
+	}
+	var names []string
+	for _, n := range c.real.nodes {
+		names = append(names, n.name)
+	}
+	return names
+}
+
+func (c *Cluster) realNode(name string) (*realNode, error) {
+	if c.real != nil {
+		for _, n := range c.real.nodes {
+			if n.name == name {
+				return n, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the cluster has no real node %q; it has %v", name, c.RealNodeNames())
+}
+
+// LoseNode ends a real node as a power cut would: its pods' traffic is dropped, then its kubelet,
+// containerd, shims and containers are killed at once. The API server keeps believing in the node
+// and its pods until the node's lease expires. The node does not come back.
+func (c *Cluster) LoseNode(name string) error {
+	n, err := c.realNode(name)
+	if err != nil {
+		return err
+	}
+	// Cut first, so that no connection to the node's pods ends with a reset a power cut never sends.
+	if err := cutNode(n, true); err != nil {
+		return err
+	}
+	for _, ch := range n.children {
+		_ = ch.cmd.Process.Kill()
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopGrace, true, func(context.Context) (bool, error) {
+		pids := append(shimsUnder(n.paths.root), cgroupProcesses(n.name)...)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return len(pids) == 0, nil
+	})
+	for _, ch := range n.children {
+		<-ch.done
+		_ = ch.logFile.Close()
+	}
+	n.children = nil
+	n.lost = true
+	if err != nil {
+		return fmt.Errorf("node %s: its processes outlived SIGKILL: %w", name, err)
+	}
+	return nil
+}
+
+// PartitionNode drops the traffic between the node's pods and the pods of every other node,
+// connections already open included; with fromHost, also between its pods and this host, where
+// the control plane, the kubelets and a test's clients run. The node and its kubelet keep talking
+// to the API server. HealNode ends the partition.
+func (c *Cluster) PartitionNode(name string, fromHost bool) error {
+	n, err := c.realNode(name)
+	if err != nil {
+		return err
+	}
+	return cutNode(n, fromHost)
+}
+
+// HealNode ends a partition of the node.
+func (c *Cluster) HealNode(name string) error {
+	n, err := c.realNode(name)
+	if err != nil {
+		return err
+	}
+	return nft("delete table inet " + partitionTable(n))
+}
+
+// partitionTable is the netfilter table of the node's partition; restoreHost removes it with
+// the rest of the ruleset at stop.
+func partitionTable(n *realNode) string {
+	return "appkeeper_partition_" + strings.ReplaceAll(n.name, "-", "_")
+}
+
+func cutNode(n *realNode, fromHost bool) error {
+	own := n.podRange()
+	rules := []string{
+		fmt.Sprintf("add table inet %s", partitionTable(n)),
+		fmt.Sprintf("add chain inet %s forward { type filter hook forward priority -10; policy accept; }", partitionTable(n)),
+		fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", partitionTable(n), own, podCIDR, own),
+		fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", partitionTable(n), own, podCIDR, own),
+	}
+	if fromHost {
+		rules = append(rules,
+			fmt.Sprintf("add chain inet %s input { type filter hook input priority -10; policy accept; }", partitionTable(n)),
+			fmt.Sprintf("add rule inet %s input ip saddr %s drop", partitionTable(n), own),
+			fmt.Sprintf("add chain inet %s output { type filter hook output priority -10; policy accept; }", partitionTable(n)),
+			fmt.Sprintf("add rule inet %s output ip daddr %s drop", partitionTable(n), own),
+		)
+	}
+	return nft(strings.Join(rules, "\n"))
+}
+
+func nft(script string) error {
+	cmd := exec.Command("nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(script + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("nft: %w: %s", err, out)
+	}
+	return nil
+}
+
+// HangNode freezes the node's kubelet and every process of its pods for d, as a node stalled
+// by its hypervisor or a dying disk, then thaws them: their clocks jump, their connections
+// may have been given up by the other side, and a primary among them wakes believing it still is.
+func (c *Cluster) HangNode(ctx context.Context, name string, d time.Duration) error {
+	n, err := c.realNode(name)
+	if err != nil {
+		return err
+	}
+	if n.lost || len(n.children) < 2 {
+		return fmt.Errorf("node %s is not running", name)
+	}
+	kubelet := n.children[slices.IndexFunc(n.children, func(ch *child) bool { return ch.name == "kubelet" })]
+	group := filepath.Join(cgroupRoot, "freezer", n.name)
+	daemons := filepath.Join(group, "kubelet")
+	if err := os.MkdirAll(daemons, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(daemons, "cgroup.procs"), []byte(strconv.Itoa(kubelet.cmd.Process.Pid)), 0o644); err != nil {
+		return fmt.Errorf("moving the kubelet of %s into its freezer group: %w", name, err)
+	}
+	if err := setFreezer(group, "FROZEN"); err != nil {
+		return err
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	return errors.Join(setFreezer(group, "THAWED"), ctx.Err())
+}
+
+// setFreezer asks the freezer group for state and waits until the whole tree is in it.
+func setFreezer(group, state string) error {
+	path := filepath.Join(group, "freezer.state")
+	if err := os.WriteFile(path, []byte(state), 0o644); err != nil {
+		return fmt.Errorf("freezer %s: %w", group, err)
+	}
+	return wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		now, err := os.ReadFile(path)
+		return strings.TrimSpace(string(now)) == state, err
+	})
+}
