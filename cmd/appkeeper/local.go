@@ -32,8 +32,12 @@ type localUpOptions struct {
 }
 
 func runLocal(args []string) int {
+	if len(args) > 0 && args[0] == "node" {
+		return runNodeFault(args[1:])
+	}
 	if len(args) == 0 || args[0] != "up" {
 		fmt.Fprintln(os.Stderr, "Usage: appkeeper local up [flags]   (appkeeper local up -h lists the flags)")
+		fmt.Fprintln(os.Stderr, "       appkeeper local node lose|hang|partition|heal NAME [flags]")
 		return 2
 	}
 	o := localUpOptions{operator: operator.DefaultOptions()}

@@ -47,30 +47,41 @@ func (c *Cluster) LoseNode(name string) error {
 	if err != nil {
 		return err
 	}
-	// Cut first, so that no connection to the node's pods ends with a reset a power cut never sends.
-	if err := cutNode(n, true); err != nil {
-		return err
-	}
-	for _, ch := range n.children {
-		_ = ch.cmd.Process.Kill()
-	}
-	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopGrace, true, func(context.Context) (bool, error) {
-		pids := append(shimsUnder(n.paths.root), cgroupProcesses(n.name)...)
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		return len(pids) == 0, nil
-	})
+	err = loseNode(n)
 	for _, ch := range n.children {
 		<-ch.done
 		_ = ch.logFile.Close()
 	}
 	n.children = nil
-	n.lost = true
+	return err
+}
+
+func loseNode(n *realNode) error {
+	// Cut first, so that no connection to the node's pods ends with a reset a power cut never sends.
+	if err := cutNode(n, true); err != nil {
+		return err
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopGrace, true, func(context.Context) (bool, error) {
+		pids := append(n.daemons(), shimsUnder(n.paths.root)...)
+		pids = append(pids, cgroupProcesses(n.name)...)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return len(pids) == 0, nil
+	})
 	if err != nil {
-		return fmt.Errorf("node %s: its processes outlived SIGKILL: %w", name, err)
+		return fmt.Errorf("node %s: its processes outlived SIGKILL: %w", n.name, err)
 	}
 	return nil
+}
+
+// daemons are the node's kubelet and containerd, found by the configuration files they were given.
+func (n *realNode) daemons() []int {
+	return processes(func(_ int, args []string) bool {
+		name := filepath.Base(args[0])
+		return (name == "kubelet" || name == "containerd") &&
+			slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, n.paths.root+"/") })
+	})
 }
 
 // PartitionNode drops the traffic between the node's pods and the pods of every other node,
@@ -91,8 +102,10 @@ func (c *Cluster) HealNode(name string) error {
 	if err != nil {
 		return err
 	}
-	return nft("delete table inet " + partitionTable(n))
+	return healNode(n)
 }
+
+func healNode(n *realNode) error { return nft("delete table inet " + partitionTable(n)) }
 
 // partitionTable is the netfilter table of the node's partition; restoreHost removes it with
 // the rest of the ruleset at stop.
@@ -131,22 +144,32 @@ func nft(script string) error {
 // HangNode freezes the node's kubelet and every process of its pods for d, as a node stalled
 // by its hypervisor or a dying disk, then thaws them: their clocks jump, their connections
 // may have been given up by the other side, and a primary among them wakes believing it still is.
+// A cancelled ctx thaws them early.
 func (c *Cluster) HangNode(ctx context.Context, name string, d time.Duration) error {
 	n, err := c.realNode(name)
 	if err != nil {
 		return err
 	}
-	if n.lost || len(n.children) < 2 {
-		return fmt.Errorf("node %s is not running", name)
+	return hangNode(ctx, n, d)
+}
+
+func hangNode(ctx context.Context, n *realNode, d time.Duration) error {
+	var kubelet []int
+	for _, pid := range n.daemons() {
+		if programName(pid) == "kubelet" {
+			kubelet = append(kubelet, pid)
+		}
 	}
-	kubelet := n.children[slices.IndexFunc(n.children, func(ch *child) bool { return ch.name == "kubelet" })]
+	if len(kubelet) != 1 {
+		return fmt.Errorf("node %s: want its one kubelet running, found %v", n.name, kubelet)
+	}
 	group := filepath.Join(cgroupRoot, "freezer", n.name)
 	daemons := filepath.Join(group, "kubelet")
 	if err := os.MkdirAll(daemons, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(daemons, "cgroup.procs"), []byte(strconv.Itoa(kubelet.cmd.Process.Pid)), 0o644); err != nil {
-		return fmt.Errorf("moving the kubelet of %s into its freezer group: %w", name, err)
+	if err := os.WriteFile(filepath.Join(daemons, "cgroup.procs"), []byte(strconv.Itoa(kubelet[0])), 0o644); err != nil {
+		return fmt.Errorf("moving the kubelet of %s into its freezer group: %w", n.name, err)
 	}
 	if err := setFreezer(group, "FROZEN"); err != nil {
 		return err
@@ -157,7 +180,7 @@ func (c *Cluster) HangNode(ctx context.Context, name string, d time.Duration) er
 	case <-ctx.Done():
 	case <-timer.C:
 	}
-	return errors.Join(setFreezer(group, "THAWED"), ctx.Err())
+	return setFreezer(group, "THAWED")
 }
 
 // setFreezer asks the freezer group for state and waits until the whole tree is in it.
@@ -170,4 +193,30 @@ func setFreezer(group, state string) error {
 		now, err := os.ReadFile(path)
 		return strings.TrimSpace(string(now)) == state, err
 	})
+}
+
+// NodeFault does to a real node of the cluster running on this host, whichever process runs it,
+// what the Cluster method of the same name does: "lose", "hang" (for d), "partition" (fromHost
+// as PartitionNode's), "heal".
+func NodeFault(ctx context.Context, fault, name string, d time.Duration, fromHost bool) error {
+	was, err := loadHostState()
+	if err != nil {
+		return errors.New("no local cluster with a real node runs on this host")
+	}
+	index := slices.Index(was.Nodes, name)
+	if index < 0 {
+		return fmt.Errorf("the local cluster has no real node %q; it has %v", name, was.Nodes)
+	}
+	n := &realNode{name: name, index: index, paths: hostPaths{root: was.NodeDir}.node(name)}
+	switch fault {
+	case "lose":
+		return loseNode(n)
+	case "hang":
+		return hangNode(ctx, n, d)
+	case "partition":
+		return cutNode(n, fromHost)
+	case "heal":
+		return healNode(n)
+	}
+	return fmt.Errorf("unknown fault %q: lose, hang, partition or heal", fault)
 }

@@ -22,8 +22,6 @@ type realNode struct {
 	children []*child
 	// kubeletHealthz answers once the kubelet runs.
 	kubeletHealthz string
-	// lost is set once LoseNode has ended the node.
-	lost bool
 }
 
 // address is the node's own address on the bridge: the kubelet serves there.

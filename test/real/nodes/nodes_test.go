@@ -89,9 +89,15 @@ func TestThreeRealNodes(t *testing.T) {
 		}
 	})
 
+	// A person does it by hand with the command, from another process than the cluster's.
+	appkeeper := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, appkeeperBinary(t), append([]string{"local", "node"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
 	t.Run("a partitioned node's pods are cut off from the other nodes' until it heals", func(t *testing.T) {
-		if err := cluster.PartitionNode(names[1], false); err != nil {
-			t.Fatal(err)
+		if out, err := appkeeper("partition", names[1]); err != nil {
+			t.Fatalf("appkeeper local node partition: %v: %s", err, out)
 		}
 		if reaches(webs[1]) {
 			t.Errorf("the client reached %s across the partition", webs[1].Name)
@@ -99,11 +105,21 @@ func TestThreeRealNodes(t *testing.T) {
 		if !reaches(webs[2]) || !reaches(webs[0]) {
 			t.Error("the partition of one node cut the others off too")
 		}
-		if err := cluster.HealNode(names[1]); err != nil {
-			t.Fatal(err)
+		if out, err := appkeeper("heal", names[1]); err != nil {
+			t.Fatalf("appkeeper local node heal: %v: %s", err, out)
 		}
 		if !reaches(webs[1]) {
 			t.Errorf("%s still cut off once healed", webs[1].Name)
+		}
+	})
+
+	t.Run("a fault of a node the cluster does not have is refused, naming the nodes", func(t *testing.T) {
+		out, err := appkeeper("lose", "real-node-9")
+		if err == nil || !strings.Contains(out, names[2]) {
+			t.Errorf("losing a node that does not exist: %v: %s", err, out)
+		}
+		if out, err := appkeeper("melt", names[0]); err == nil || !strings.Contains(out, "lose, hang, partition or heal") {
+			t.Errorf("an unknown fault: %v: %s", err, out)
 		}
 	})
 
@@ -152,12 +168,18 @@ func TestThreeRealNodes(t *testing.T) {
 	})
 }
 
-func startCluster(t *testing.T) *localcluster.Cluster {
+func appkeeperBinary(t *testing.T) string {
 	t.Helper()
 	appkeeper := filepath.Join(filepath.Dir(localcluster.DefaultBinDir()), "appkeeper")
 	if _, err := os.Stat(appkeeper); err != nil {
 		t.Fatalf("%s: run \"make build\" first", appkeeper)
 	}
+	return appkeeper
+}
+
+func startCluster(t *testing.T) *localcluster.Cluster {
+	t.Helper()
+	appkeeper := appkeeperBinary(t)
 	dir, err := os.MkdirTemp("", "appkeeper-nodes-")
 	if err != nil {
 		t.Fatal(err)
