@@ -82,7 +82,7 @@ func (o localUpOptions) validate() error {
 	case o.nodes < 1:
 		return errors.New("--nodes must be at least 1")
 	case o.realNodes < 0 || o.realNodes > localcluster.MaxRealNodes:
-		return fmt.Errorf("--real-nodes must be between 1 and %d: each real node takes about 150 MiB before its pods", localcluster.MaxRealNodes)
+		return fmt.Errorf("--real-nodes must be between 1 and %d: each real node takes about 135 MiB before its pods", localcluster.MaxRealNodes)
 	case o.noCRDs && o.samples:
 		return errors.New("--samples needs the CRDs: drop --no-crds, or apply config/samples once they are installed")
 	case o.noCRDs && o.showSamples:

@@ -13,7 +13,7 @@ const (
 	// FakeNodeTaint keeps pods off the fake nodes while a real node runs: a pod that tolerates it
 	// and selects the label type=kwok runs on kwok's simulated nodes instead.
 	FakeNodeTaint = "kwok.x-k8s.io/node"
-	// MaxRealNodes bounds the real nodes of one host: each takes about 150 MiB before its pods,
+	// MaxRealNodes bounds the real nodes of one host: each takes about 135 MiB before its pods,
 	// and a /24 of podCIDR.
 	MaxRealNodes = 8
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,7 +106,7 @@ func waitAvailable(t *testing.T, ns, kind, name string, since time.Time) time.Du
 }
 
 // livePods lists the pods of ns matching labels that are not being deleted, and fails when any
-// of them runs on another node than the real one.
+// of them runs on another node than a real one.
 func livePods(ctx context.Context, ns string, labels map[string]string) ([]corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(labels)); err != nil {
@@ -116,8 +117,8 @@ func livePods(ctx context.Context, ns string, labels map[string]string) ([]corev
 		if pod.DeletionTimestamp != nil {
 			continue
 		}
-		if pod.Spec.NodeName != "" && pod.Spec.NodeName != localcluster.RealNodeName {
-			return nil, fmt.Errorf("pod %s runs on %s, want the real node", pod.Name, pod.Spec.NodeName)
+		if pod.Spec.NodeName != "" && !slices.Contains(cluster.RealNodeNames(), pod.Spec.NodeName) {
+			return nil, fmt.Errorf("pod %s runs on %s, want a real node", pod.Name, pod.Spec.NodeName)
 		}
 		pods = append(pods, pod)
 	}
@@ -300,8 +301,17 @@ func httpGet(ctx context.Context, url string) (string, error) {
 	return do(req)
 }
 
-func do(req *http.Request) (string, error) {
-	resp, err := httpClient.Do(req)
+func do(req *http.Request) (string, error) { return doWith(httpClient, req) }
+
+// doUnbounded is do with no time limit of the client's own: the request's context bounds it.
+func doUnbounded(req *http.Request) (string, error) {
+	unbounded := *httpClient
+	unbounded.Timeout = 0
+	return doWith(&unbounded, req)
+}
+
+func doWith(hc *http.Client, req *http.Request) (string, error) {
+	resp, err := hc.Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -36,6 +36,10 @@ var (
 	k8s     client.Client
 )
 
+// realNodes is how many real nodes the scenarios run on: an instance's pods spread over them, and
+// a drain has a node to move a pod to.
+const realNodes = 3
+
 // timeout bounds every wait: real containers start in seconds, but MariaDB's first
 // initialisation and WordPress's first page take longer on a small, shared machine.
 const timeout = 3 * time.Minute
@@ -53,7 +57,7 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-// run records the host, runs the suite on a cluster with a real node, and fails when the stopped
+// run records the host, runs the suite on a cluster with real nodes, and fails when the stopped
 // cluster left anything behind on the host.
 func run(m *testing.M) int {
 	before, err := localcluster.ReadHostState()
@@ -96,12 +100,12 @@ func runOnCluster(m *testing.M) (code int) {
 	// The backup image is packed from the binary "make build" writes beside the control plane, as
 	// this test binary holds no backup subcommands.
 	appkeeper := filepath.Join(filepath.Dir(localcluster.DefaultBinDir()), "appkeeper")
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNodes: 1, AppkeeperBinary: appkeeper, Log: progress})
+	cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: dir, Nodes: 1, CRDs: crds, RealNodes: realNodes, AppkeeperBinary: appkeeper, Log: progress})
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Printf("cluster with a real node ready in %s\n", time.Since(began).Round(time.Millisecond))
+	fmt.Printf("cluster with %d real nodes ready in %s\n", realNodes, time.Since(began).Round(time.Millisecond))
 	defer func() {
 		// The operator stops first, so that it reacts to nothing while the node goes away.
 		cancel()

@@ -57,6 +57,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 		}},
 	}
 	t.Run("a drain waits for a node to switch over to", c.drainWaits)
+	t.Run("a drain of the primary's node switches over first", c.drainSwitchesOver)
 	t.Run("failover blocked while a replica hangs", c.blockedFailover)
 	t.Run("promoted accepting data loss while a replica hangs", c.promoteAcceptingDataLoss)
 	t.Run("writes wait while no replica acknowledges", c.writesWait)
