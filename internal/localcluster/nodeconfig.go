@@ -3,6 +3,7 @@ package localcluster
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -61,16 +62,27 @@ func (p hostPaths) apiserverKey() string    { return p.path("pki", "apiserver-ku
 // reaches every one, as nodes reach network storage.
 func (p hostPaths) volumes() string { return p.path("volumes") }
 
-func (p hostPaths) node(name string) nodePaths { return nodePaths{root: p.path(name)} }
+// node lays out the node of index i, from 0, in a folder named by its number: the kubelet makes
+// a socket in it, and a socket's path may not be longer than 107 bytes, however deep DIR is.
+func (p hostPaths) node(i int) nodePaths {
+	return nodePaths{root: p.path(strconv.Itoa(i + 1)), name: realNodeName(i)}
+}
 
 // nodePaths lays out one real node's containerd and kubelet.
-type nodePaths struct{ root string }
+type nodePaths struct{ root, name string }
 
 func (p nodePaths) path(elem ...string) string {
 	return filepath.Join(append([]string{p.root}, elem...)...)
 }
 func (p nodePaths) containerdConfig() string { return p.path("containerd", "config.toml") }
-func (p nodePaths) containerdSocket() string { return p.path("containerd", "containerd.sock") }
+// containerdSocket is in the host's short state folder: a socket's path is limited to 107 bytes.
+func (p nodePaths) containerdSocket() string {
+	return filepath.Join(hostStateDir, containerdSocketPrefix+p.name+".sock")
+}
+
+// containerdSocketPrefix begins the name of every node's containerd socket, which its shims are
+// given: they outlive containerd, and are found by it.
+const containerdSocketPrefix = "containerd-"
 func (p nodePaths) containerdRoot() string   { return p.path("containerd", "root") }
 func (p nodePaths) cniConfDir() string       { return p.path("cni", "net.d") }
 func (p nodePaths) kubeletRoot() string      { return p.path("kubelet") }

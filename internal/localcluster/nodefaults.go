@@ -62,7 +62,7 @@ func loseNode(n *realNode) error {
 		return err
 	}
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopGrace, true, func(context.Context) (bool, error) {
-		pids := append(n.daemons(), shimsUnder(n.paths.root)...)
+		pids := append(n.daemons(), shimsOf(n.paths.containerdSocket(), n.paths.root)...)
 		pids = append(pids, cgroupProcesses(n.name)...)
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -207,7 +207,7 @@ func NodeFault(ctx context.Context, fault, name string, d time.Duration, fromHos
 	if index < 0 {
 		return fmt.Errorf("the local cluster has no real node %q; it has %v", name, was.Nodes)
 	}
-	n := &realNode{name: name, index: index, paths: hostPaths{root: was.NodeDir}.node(name)}
+	n := &realNode{name: name, index: index, paths: hostPaths{root: was.NodeDir}.node(index)}
 	switch fault {
 	case "lose":
 		return loseNode(n)

@@ -84,7 +84,7 @@ func (c *Cluster) prepareRealNodes(count int) error {
 	}
 	for i := range count {
 		name := realNodeName(i)
-		h.nodes = append(h.nodes, &realNode{name: name, index: i, paths: h.paths.node(name), host: h})
+		h.nodes = append(h.nodes, &realNode{name: name, index: i, paths: h.paths.node(i), host: h})
 	}
 	if missing := missingNodeParts(bin, h.images); len(missing) > 0 {
 		return fmt.Errorf("the real node needs %v: run \"make node-deps node images\"", missing)
@@ -340,7 +340,7 @@ func killNodeProcesses(children []*child, root string, cgroups []string) {
 		}
 	}
 	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		pids := shimsUnder(root)
+		pids := shimsOf(filepath.Join(hostStateDir, containerdSocketPrefix), root)
 		for _, g := range cgroups {
 			pids = append(pids, cgroupProcesses(g)...)
 		}
@@ -352,12 +352,15 @@ func killNodeProcesses(children []*child, root string, cgroups []string) {
 	_ = stopChildren(children)
 }
 
-// shimsUnder are the processes the containerds under root started for their pods: they outlive
-// containerd.
-func shimsUnder(root string) []int {
+// shimsOf are the processes that containerds started for their pods, given a socket whose path
+// begins with socket: they outlive containerd. Shims of a run before the sockets moved to the
+// host's state folder were given one under root.
+func shimsOf(socket, root string) []int {
 	return processes(func(_ int, args []string) bool {
 		return len(args) > 0 && filepath.Base(args[0]) == "containerd-shim-runc-v2" &&
-			slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, root+"/") })
+			slices.ContainsFunc(args, func(a string) bool {
+				return strings.HasPrefix(a, socket) || strings.HasPrefix(a, root+"/")
+			})
 	})
 }
 
