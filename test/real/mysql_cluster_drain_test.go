@@ -102,6 +102,34 @@ func (c *clusterUnderTest) drainWaits(t *testing.T) {
 	}
 }
 
+// drain cordons node and evicts the pods of ns on it, each retried as kubectl drain retries an
+// eviction a disruption budget refuses, until every one is gone; the node is uncordoned when the
+// test ends. Only ns's pods go, so that the scenarios running beside this one keep theirs.
+func drain(t *testing.T, ns, node string) {
+	t.Helper()
+	setUnschedulable(t, node, true)
+	t.Cleanup(func() { setUnschedulable(t, node, false) })
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		left := 0
+		for i := range pods.Items {
+			if pod := &pods.Items[i]; pod.Spec.NodeName == node {
+				left++
+				if err := testcluster.Evict(ctx, k8s, pod); err != nil && !apierrors.IsTooManyRequests(err) && !apierrors.IsNotFound(err) {
+					return err
+				}
+			}
+		}
+		if left > 0 {
+			return fmt.Errorf("%d pods of %s still on %s", left, ns, node)
+		}
+		return nil
+	})
+}
+
 // setUnschedulable cordons node, as kubectl cordon does, or uncordons it.
 func setUnschedulable(t *testing.T, node string, cordoned bool) {
 	t.Helper()

@@ -1,12 +1,13 @@
 //go:build real
 
-// Package restart checks that a real node killed without a chance to clean up leaves nothing
+// Package restart checks that real nodes killed without a chance to clean up leave nothing
 // behind once the next local cluster has started and stopped.
 package restart
 
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,7 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 
-	first := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-node", "--nodes=1", "--no-operator", "--dir", dir)
+	first := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-nodes=2", "--nodes=1", "--no-operator", "--dir", dir)
 	out, err := first.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +52,14 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
 	}
-	// A running container leaves a shim, a network namespace, mounts and cgroups behind.
-	run("run", "sleeper", "--image="+localcluster.LocalBusyboxImage, "--restart=Never", "--command", "--", "sleep", "3600")
-	run("wait", "--for=condition=Ready", "pod/sleeper", "--timeout=2m")
+	// A running container leaves a shim, a network namespace, mounts and cgroups behind: one on
+	// each node.
+	for i, node := range []string{localcluster.RealNodeName, localcluster.RealNodeName + "-2"} {
+		name := fmt.Sprintf("sleeper-%d", i)
+		run("run", name, "--image="+localcluster.LocalBusyboxImage, "--restart=Never",
+			`--overrides={"spec":{"nodeName":"`+node+`"}}`, "--command", "--", "sleep", "3600")
+		run("wait", "--for=condition=Ready", "pod/"+name, "--timeout=2m")
+	}
 
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -63,7 +69,7 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 		t.Fatal("the killed cluster changed nothing on the host: the test proves nothing")
 	}
 
-	second := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-node", "--nodes=1", "--no-operator", "--exit-when-ready", "--dir", dir)
+	second := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-nodes=2", "--nodes=1", "--no-operator", "--exit-when-ready", "--dir", dir)
 	if b, err := second.CombinedOutput(); err != nil {
 		t.Fatalf("local up after a killed one: %v\n%s", err, b)
 	}
