@@ -75,6 +75,7 @@ func (p nodePaths) path(elem ...string) string {
 	return filepath.Join(append([]string{p.root}, elem...)...)
 }
 func (p nodePaths) containerdConfig() string { return p.path("containerd", "config.toml") }
+
 // containerdSocket is in the host's short state folder: a socket's path is limited to 107 bytes.
 func (p nodePaths) containerdSocket() string {
 	return filepath.Join(hostStateDir, containerdSocketPrefix+p.name+".sock")
@@ -83,10 +84,11 @@ func (p nodePaths) containerdSocket() string {
 // containerdSocketPrefix begins the name of every node's containerd socket, which its shims are
 // given: they outlive containerd, and are found by it.
 const containerdSocketPrefix = "containerd-"
-func (p nodePaths) containerdRoot() string   { return p.path("containerd", "root") }
-func (p nodePaths) cniConfDir() string       { return p.path("cni", "net.d") }
-func (p nodePaths) kubeletRoot() string      { return p.path("kubelet") }
-func (p nodePaths) kubeletConfig() string    { return p.path("kubelet.yaml") }
+
+func (p nodePaths) containerdRoot() string { return p.path("containerd", "root") }
+func (p nodePaths) cniConfDir() string     { return p.path("cni", "net.d") }
+func (p nodePaths) kubeletRoot() string    { return p.path("kubelet") }
+func (p nodePaths) kubeletConfig() string  { return p.path("kubelet.yaml") }
 func (p nodePaths) kubeletKubeconfig() string {
 	return p.path("kubelet.kubeconfig")
 }
