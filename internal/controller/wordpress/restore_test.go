@@ -71,6 +71,17 @@ func createRestorePoint(t *testing.T, ns, name string) {
 	if err := k8s.Create(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
+	// The WordPressBackup controller runs: it takes the backup for pending (its site does not
+	// exist) first, so that its write cannot land after the outcome written here and undo it.
+	await.Eventually(t, timeout, func(ctx context.Context) error {
+		if err := exists(ctx, ns, name, b); err != nil {
+			return err
+		}
+		if b.Status.ObservedGeneration != b.Generation || b.Status.Phase != appsv1alpha1.BackupPending {
+			return fmt.Errorf("WordPressBackup %s is %q at generation %d, want Pending", name, b.Status.Phase, b.Status.ObservedGeneration)
+		}
+		return nil
+	})
 	await.Eventually(t, timeout, func(ctx context.Context) error {
 		if err := exists(ctx, ns, name, b); err != nil {
 			return err
