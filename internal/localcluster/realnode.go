@@ -124,7 +124,8 @@ func (h *realNodes) recordHost() error {
 	if was, err := loadHostState(); err == nil {
 		h.log("restoring the host from a real node that was not stopped", "record", hostStatePath())
 		killNodeProcesses(nil, was.NodeDir, recordedNodes(was))
-		if err := restoreHost(was, []string{"/"}); err != nil {
+		// The killed nodes' mounts are under their folder, which may not be this cluster's.
+		if err := restoreHost(was, []string{was.NodeDir}); err != nil {
 			return fmt.Errorf("restoring the host after an earlier real node: %w", err)
 		}
 	}

@@ -69,7 +69,8 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 		t.Fatal("the killed cluster changed nothing on the host: the test proves nothing")
 	}
 
-	second := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-nodes=2", "--nodes=1", "--no-operator", "--exit-when-ready", "--dir", dir)
+	// In a directory of its own, so that nothing but the repair can undo the killed nodes' mounts.
+	second := exec.CommandContext(ctx, appkeeper, "local", "up", "--real-nodes=2", "--nodes=1", "--no-operator", "--exit-when-ready", "--dir", t.TempDir())
 	if b, err := second.CombinedOutput(); err != nil {
 		t.Fatalf("local up after a killed one: %v\n%s", err, b)
 	}
