@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Source is the primary a replica receives from, and the account it logs in with.
@@ -145,54 +143,4 @@ func Demote(ctx context.Context, db *sql.DB, keep ...string) error {
 		return err
 	}
 	return killClients(ctx, db, keep)
-}
-
-// Fence closes a member that may still take writes while another is primary: the sessions of
-// clients are killed first, so that a transaction waiting for a replica's acknowledgement that
-// will never come is not reported done to its client, then the member turns read-only, which
-// waits for such transactions: a deadline on ctx bounds that wait.
-func Fence(ctx context.Context, db *sql.DB, keep ...string) error {
-	if err := killClients(ctx, db, keep); err != nil {
-		return err
-	}
-	return exec(ctx, db, "SET GLOBAL read_only = ON")
-}
-
-// killClients ends every session but the server's own threads, replication's and those of keep.
-func killClients(ctx context.Context, db *sql.DB, keep []string) error {
-	query := "SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COMMAND NOT IN ('Daemon', 'Binlog Dump', 'Slave_IO', 'Slave_SQL', 'Slave_worker') AND USER NOT IN ('system user', 'event_scheduler', 'unauthenticated user', ''"
-	args := []any{}
-	for _, user := range keep {
-		query += ", ?"
-		args = append(args, user)
-	}
-	rows, err := db.QueryContext(ctx, query+")", args...)
-	if err != nil {
-		return fmt.Errorf("list client sessions: %w", err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			_ = rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		// A session that ended meanwhile is no error.
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err != nil && !isUnknownThread(err) {
-			return fmt.Errorf("kill session %d: %w", id, err)
-		}
-	}
-	return nil
-}
-
-// isUnknownThread tells whether err is MariaDB's "Unknown thread id" (1094).
-func isUnknownThread(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1094
 }

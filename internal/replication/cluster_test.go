@@ -359,11 +359,15 @@ func TestTheCheckerSeesLossesWhenReplicationIsUnprotected(t *testing.T) {
 // TestFencingReportsNoWaitingWriteAsDone: a primary left behind, whose clients wait for an
 // acknowledgement no replica sends any more (it hung while a replica took over, say), is fenced:
 // its clients' sessions, killed first, end in doubt, none of their writes is reported done, and
-// then it turns read-only, which it could not while those writes waited.
+// then it turns read-only, which it could not while those writes waited. Killed in the wrong
+// order, a group commit's waiting leader before the others of its group, the others would be
+// told their writes are done.
 func TestFencingReportsNoWaitingWriteAsDone(t *testing.T) {
 	c := startCluster(t, 3, replication.Durability{})
 	ctx := context.Background()
-	w := ackwriter.Start(ctx, c.dial, 4, c.issued)
+	// Enough writers that commits are grouped: a group's leader waits for the acknowledgement on
+	// behalf of the others.
+	w := ackwriter.Start(ctx, c.dial, 16, c.issued)
 	waitForAcks(t, w, 100)
 	c.stopReplicasReceiving()
 	time.Sleep(500 * time.Millisecond)

@@ -209,6 +209,11 @@ func (r *Reconciler) pointMembersAtPrimary(ctx context.Context, m *appsv1alpha1.
 		closed := o.ReadOnly || fenceFormerPrimary(ctx, replication.Named(members, v.Name), primary.Name)
 		following := o.Replica != nil && o.Replica.SourceHost == primary.Source.Host
 		if !following && !fork.Covers(o.Binlog) || o.WroteAfter(fork) {
+			if !closed {
+				// Not before it is closed: its server's stop would end the commits it holds
+				// waiting in any order, which could tell a client a write is done.
+				continue
+			}
 			errant = append(errant, errantMember{name: v.Name, held: o.Binlog})
 			described = append(described, fmt.Sprintf("%s holds %s beyond the fork %s", v.Name, o.Binlog, fork))
 			continue
