@@ -57,6 +57,8 @@ type Reconciler struct {
 
 	// unanswered remembers since when each cluster's primary has not answered.
 	unanswered unansweredPrimaries
+	// cutOff remembers since when no replica of each cluster has received from its primary.
+	cutOff unansweredPrimaries
 
 	// shippers remembers what each MySQL's shipper last said, and when.
 	shippers shipperReadings

@@ -87,8 +87,8 @@ func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 }
 
 // keepPrimary keeps the cluster's recorded primary taking writes: it chooses the first one, reopens
-// one that restarted, or fails over from one that stopped answering for longer than
-// spec.replication.failoverDelay. It tells whether it reopened the primary.
+// one that restarted, or fails over from one that stopped answering, or that no replica reaches,
+// for longer than spec.replication.failoverDelay. It tells whether it reopened the primary.
 func (r *Reconciler) keepPrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, state *clusterState, observe func() []replication.View) (reopened bool, err error) {
 	m := p.Instance
@@ -118,5 +118,5 @@ func (r *Reconciler) keepPrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1
 		return true, r.reopenOrFailOver(ctx, p, proc, members, state)
 	}
 	r.unanswered.answered(key)
-	return false, nil
+	return false, r.failOverWhenCutOff(ctx, p, proc, members, state)
 }

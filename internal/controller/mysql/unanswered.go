@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// unansweredPrimaries remembers, by cluster, since when its primary has not answered, so that a
-// failover waits for spec.replication.failoverDelay across passes. An operator that restarts
+// unansweredPrimaries remembers, by cluster, since when its primary has failed one way (it has
+// not answered, say), so that a failover waits for spec.replication.failoverDelay across passes. An operator that restarts
 // forgets, and waits the whole delay again: it never fails over sooner than asked.
 type unansweredPrimaries struct {
 	mu    sync.Mutex
