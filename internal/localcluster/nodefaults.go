@@ -75,6 +75,23 @@ func loseNode(n *realNode) error {
 	return nil
 }
 
+// RestartNode starts again a node that LoseNode ended, as power coming back would: its
+// containerd and kubelet start on the state they left, and the kubelet starts again the pods the
+// API server still binds to the node. The node's traffic flows again.
+func (c *Cluster) RestartNode(ctx context.Context, name string) error {
+	n, err := c.realNode(name)
+	if err != nil {
+		return err
+	}
+	if len(n.children) > 0 {
+		return fmt.Errorf("node %s runs: only a lost node can be restarted", name)
+	}
+	if err := healNode(n); err != nil {
+		return err
+	}
+	return n.launch(ctx, c, func(context.Context) error { return nil })
+}
+
 // daemons are the node's kubelet and containerd, found by the configuration files they were given.
 func (n *realNode) daemons() []int {
 	return processes(func(_ int, args []string) bool {

@@ -60,6 +60,12 @@ func (n *realNode) start(ctx context.Context, c *Cluster, store string) error {
 	if err := seedRoot(store, n.paths.containerdRoot()); err != nil {
 		return err
 	}
+	n.kubeletHealthz = "http://127.0.0.1:" + strconv.Itoa(health) + "/healthz"
+	return n.launch(ctx, c, n.importBackupImage)
+}
+
+// launch runs the node's containerd, then, once it answers and ready has run, its kubelet.
+func (n *realNode) launch(ctx context.Context, c *Cluster, ready func(context.Context) error) error {
 	containerd, err := n.run("containerd", []string{"--config", n.paths.containerdConfig()}, c.logPath(n.logName("containerd")))
 	if err != nil {
 		return err
@@ -69,23 +75,26 @@ func (n *realNode) start(ctx context.Context, c *Cluster, store string) error {
 	}); err != nil {
 		return err
 	}
-	if err := n.importBackupImage(ctx); err != nil {
+	if err := ready(ctx); err != nil {
 		return err
 	}
-	if _, err := n.run("kubelet", []string{
+	_, err = n.run("kubelet", []string{
 		"--config=" + n.paths.kubeletConfig(), "--kubeconfig=" + n.paths.kubeletKubeconfig(),
 		"--root-dir=" + n.paths.kubeletRoot(), "--cert-dir=" + n.paths.path("kubelet-pki"),
 		"--hostname-override=" + n.name, "--node-ip=" + n.address(),
 		"--node-labels=type=real",
-	}, c.logPath(n.logName("kubelet"))); err != nil {
-		return err
-	}
-	n.kubeletHealthz = "http://127.0.0.1:" + strconv.Itoa(health) + "/healthz"
-	return nil
+	}, c.logPath(n.logName("kubelet")))
+	return err
 }
 
+// run starts one of the node's daemons. Its log goes on after what an earlier run of the
+// node, lost since, wrote.
 func (n *realNode) run(name string, args []string, logPath string) (*child, error) {
-	ch, err := startChild(name, n.host.binary(name), args, nodeEnv(n.host), logPath)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := startChildLogging(name, n.host.binary(name), args, nodeEnv(n.host), f)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,136 +36,177 @@ func TestThreeRealNodes(t *testing.T) {
 			t.Errorf("the stopped cluster left the host changed:\n%s", strings.Join(diff, "\n"))
 		}
 	})
+	n := startNodes(t)
+	t.Run("pods on different nodes reach each other by their own addresses", n.podsReachEachOther)
+	t.Run("a partitioned node's pods are cut off from the other nodes' until it heals", n.partitionHeals)
+	t.Run("a fault of a node the cluster does not have is refused, naming the nodes", n.unknownFaultsRefused)
+	t.Run("a hung node's pods answer nothing until it thaws", n.hangThaws)
+	t.Run("a lost node's pods stop answering and the node turns NotReady", n.lossTurnsNotReady)
+	t.Run("a lost node restarted is Ready again and runs its pods again", n.restartRunsPodsAgain)
+}
+
+// nodesUnderTest is a cluster of three real nodes with a web server on each and a client on the
+// first.
+type nodesUnderTest struct {
+	cluster *localcluster.Cluster
+	cl      client.Client
+	names   []string
+	webs    []*corev1.Pod
+	caller  *corev1.Pod
+}
+
+func startNodes(t *testing.T) *nodesUnderTest {
 	cluster := startCluster(t)
-	ctx := t.Context()
 	cl, err := client.New(cluster.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := cluster.RealNodeNames()
-	if len(names) != 3 {
-		t.Fatalf("real nodes %v, want 3", names)
+	n := &nodesUnderTest{cluster: cluster, cl: cl, names: cluster.RealNodeNames()}
+	if len(n.names) != 3 {
+		t.Fatalf("real nodes %v, want 3", n.names)
 	}
-	// A web server on each node, and a client on the first.
-	var webs []*corev1.Pod
-	for i, node := range names {
-		webs = append(webs, pod(fmt.Sprintf("web-%d", i), node, localcluster.LocalNginxImage))
+	for i, node := range n.names {
+		n.webs = append(n.webs, pod(fmt.Sprintf("web-%d", i), node, localcluster.LocalNginxImage))
 	}
-	caller := pod("client", names[0], localcluster.LocalBusyboxImage, "sleep", "3600")
-	for _, p := range append(webs, caller) {
-		if err := cl.Create(ctx, p); err != nil {
+	n.caller = pod("client", n.names[0], localcluster.LocalBusyboxImage, "sleep", "3600")
+	for _, p := range append(n.webs, n.caller) {
+		if err := cl.Create(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range append(webs, caller) {
+	for _, p := range append(n.webs, n.caller) {
 		waitReady(t, cl, p)
 	}
-	for i, w := range webs {
+	for i, w := range n.webs {
 		if want := fmt.Sprintf("10.88.%d.", i); !strings.HasPrefix(w.Status.PodIP, want) {
-			t.Errorf("pod %s on %s has address %s, not in its node's range %s0/24", w.Name, names[i], w.Status.PodIP, want)
+			t.Errorf("pod %s on %s has address %s, not in its node's range %s0/24", w.Name, n.names[i], w.Status.PodIP, want)
 		}
 	}
-	kubectl := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(localcluster.DefaultBinDir(), "kubectl"), append([]string{"--kubeconfig", cluster.KubeconfigPath}, args...)...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+	return n
+}
+
+func (n *nodesUnderTest) kubectl(t *testing.T, args ...string) (string, error) {
+	cmd := exec.CommandContext(t.Context(), filepath.Join(localcluster.DefaultBinDir(), "kubectl"), append([]string{"--kubeconfig", n.cluster.KubeconfigPath}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// reaches tells whether the client reaches target's web server.
+func (n *nodesUnderTest) reaches(t *testing.T, target *corev1.Pod) bool {
+	_, err := n.kubectl(t, "exec", n.caller.Name, "--", "timeout", "3", "wget", "-q", "-O", "/dev/null", "http://"+target.Status.PodIP+":8080/")
+	return err == nil
+}
+
+// appkeeper runs appkeeper local node with args, as a person does by hand from another process
+// than the cluster's.
+func appkeeper(t *testing.T, args ...string) (string, error) {
+	cmd := exec.CommandContext(t.Context(), appkeeperBinary(t), append([]string{"local", "node"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (n *nodesUnderTest) podsReachEachOther(t *testing.T) {
+	for _, w := range n.webs {
+		if !n.reaches(t, w) {
+			t.Errorf("the client on %s cannot reach %s on %s", n.names[0], w.Name, w.Spec.NodeName)
+		}
 	}
-	reaches := func(target *corev1.Pod) bool {
-		_, err := kubectl("exec", caller.Name, "--", "timeout", "3", "wget", "-q", "-O", "/dev/null", "http://"+target.Status.PodIP+":8080/")
-		return err == nil
+	logs, err := n.kubectl(t, "logs", n.webs[2].Name)
+	if err != nil {
+		t.Fatalf("logs of a pod on %s, through its kubelet: %v: %s", n.names[2], err, logs)
 	}
-
-	t.Run("pods on different nodes reach each other by their own addresses", func(t *testing.T) {
-		for _, w := range webs {
-			if !reaches(w) {
-				t.Errorf("the client on %s cannot reach %s on %s", names[0], w.Name, w.Spec.NodeName)
-			}
-		}
-		logs, err := kubectl("logs", webs[2].Name)
-		if err != nil {
-			t.Fatalf("logs of a pod on %s, through its kubelet: %v: %s", names[2], err, logs)
-		}
-		if !strings.Contains(logs, caller.Status.PodIP) {
-			t.Errorf("the server on %s saw the client as another address than the client's %s (masqueraded between nodes):\n%s", names[2], caller.Status.PodIP, logs)
-		}
-	})
-
-	// A person does it by hand with the command, from another process than the cluster's.
-	appkeeper := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, appkeeperBinary(t), append([]string{"local", "node"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+	if !strings.Contains(logs, n.caller.Status.PodIP) {
+		t.Errorf("the server on %s saw the client as another address than the client's %s (masqueraded between nodes):\n%s", n.names[2], n.caller.Status.PodIP, logs)
 	}
-	t.Run("a partitioned node's pods are cut off from the other nodes' until it heals", func(t *testing.T) {
-		if out, err := appkeeper("partition", names[1]); err != nil {
-			t.Fatalf("appkeeper local node partition: %v: %s", err, out)
-		}
-		if reaches(webs[1]) {
-			t.Errorf("the client reached %s across the partition", webs[1].Name)
-		}
-		if !reaches(webs[2]) || !reaches(webs[0]) {
-			t.Error("the partition of one node cut the others off too")
-		}
-		if out, err := appkeeper("heal", names[1]); err != nil {
-			t.Fatalf("appkeeper local node heal: %v: %s", err, out)
-		}
-		if !reaches(webs[1]) {
-			t.Errorf("%s still cut off once healed", webs[1].Name)
-		}
-	})
+}
 
-	t.Run("a fault of a node the cluster does not have is refused, naming the nodes", func(t *testing.T) {
-		out, err := appkeeper("lose", "real-node-9")
-		if err == nil || !strings.Contains(out, names[2]) {
-			t.Errorf("losing a node that does not exist: %v: %s", err, out)
-		}
-		if out, err := appkeeper("melt", names[0]); err == nil || !strings.Contains(out, "lose, hang, partition or heal") {
-			t.Errorf("an unknown fault: %v: %s", err, out)
-		}
-	})
+func (n *nodesUnderTest) partitionHeals(t *testing.T) {
+	if out, err := appkeeper(t, "partition", n.names[1]); err != nil {
+		t.Fatalf("appkeeper local node partition: %v: %s", err, out)
+	}
+	if n.reaches(t, n.webs[1]) {
+		t.Errorf("the client reached %s across the partition", n.webs[1].Name)
+	}
+	if !n.reaches(t, n.webs[2]) || !n.reaches(t, n.webs[0]) {
+		t.Error("the partition of one node cut the others off too")
+	}
+	if out, err := appkeeper(t, "heal", n.names[1]); err != nil {
+		t.Fatalf("appkeeper local node heal: %v: %s", err, out)
+	}
+	if !n.reaches(t, n.webs[1]) {
+		t.Errorf("%s still cut off once healed", n.webs[1].Name)
+	}
+}
 
-	t.Run("a hung node's pods answer nothing until it thaws", func(t *testing.T) {
-		hung := make(chan error, 1)
-		go func() { hung <- cluster.HangNode(ctx, names[2], 8*time.Second) }()
-		// The freezer is in place within a moment; a request then waits for a frozen server.
-		time.Sleep(time.Second)
-		if reaches(webs[2]) {
-			t.Errorf("%s answered while its node was frozen", webs[2].Name)
-		}
-		if err := <-hung; err != nil {
-			t.Fatal(err)
-		}
-		if !reaches(webs[2]) {
-			t.Errorf("%s does not answer once its node thawed", webs[2].Name)
-		}
-	})
+func (n *nodesUnderTest) unknownFaultsRefused(t *testing.T) {
+	out, err := appkeeper(t, "lose", "real-node-9")
+	if err == nil || !strings.Contains(out, n.names[2]) {
+		t.Errorf("losing a node that does not exist: %v: %s", err, out)
+	}
+	if out, err := appkeeper(t, "melt", n.names[0]); err == nil || !strings.Contains(out, "lose, hang, partition or heal") {
+		t.Errorf("an unknown fault: %v: %s", err, out)
+	}
+}
 
-	t.Run("a lost node's pods stop answering and the node turns NotReady", func(t *testing.T) {
-		if err := cluster.LoseNode(names[2]); err != nil {
-			t.Fatal(err)
+func (n *nodesUnderTest) hangThaws(t *testing.T) {
+	hung := make(chan error, 1)
+	go func() { hung <- n.cluster.HangNode(t.Context(), n.names[2], 8*time.Second) }()
+	// The freezer is in place within a moment; a request then waits for a frozen server.
+	time.Sleep(time.Second)
+	if n.reaches(t, n.webs[2]) {
+		t.Errorf("%s answered while its node was frozen", n.webs[2].Name)
+	}
+	if err := <-hung; err != nil {
+		t.Fatal(err)
+	}
+	if !n.reaches(t, n.webs[2]) {
+		t.Errorf("%s does not answer once its node thawed", n.webs[2].Name)
+	}
+}
+
+func (n *nodesUnderTest) lossTurnsNotReady(t *testing.T) {
+	if err := n.cluster.LoseNode(n.names[2]); err != nil {
+		t.Fatal(err)
+	}
+	if n.reaches(t, n.webs[2]) {
+		t.Errorf("%s answered after its node was lost", n.webs[2].Name)
+	}
+	if !n.reaches(t, n.webs[1]) {
+		t.Error("the loss of one node cut another off")
+	}
+	// The node's lease expires after kube-controller-manager's grace period, 50 s by default.
+	if err := n.waitReady(t, n.names[2], false); err != nil {
+		t.Errorf("node %s still Ready after its loss: %v", n.names[2], err)
+	}
+}
+
+func (n *nodesUnderTest) restartRunsPodsAgain(t *testing.T) {
+	if err := n.cluster.RestartNode(t.Context(), n.names[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.waitReady(t, n.names[2], true); err != nil {
+		t.Fatalf("node %s not Ready again after its restart: %v", n.names[2], err)
+	}
+	waitReady(t, n.cl, n.webs[2])
+	if !n.reaches(t, n.webs[2]) {
+		t.Errorf("%s does not answer once its node restarted", n.webs[2].Name)
+	}
+	if err := n.cluster.RestartNode(t.Context(), n.names[2]); err == nil || !strings.Contains(err.Error(), "only a lost node") {
+		t.Errorf("restarting a node that runs: %v, want it refused", err)
+	}
+}
+
+// waitReady waits until the node's Ready condition is True, or, with !ready, anything else.
+func (n *nodesUnderTest) waitReady(t *testing.T, name string, ready bool) error {
+	return wait.PollUntilContextTimeout(t.Context(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var node corev1.Node
+		if err := n.cl.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+			return false, err
 		}
-		if reaches(webs[2]) {
-			t.Errorf("%s answered after its node was lost", webs[2].Name)
-		}
-		if !reaches(webs[1]) {
-			t.Error("the loss of one node cut another off")
-		}
-		// The node's lease expires after kube-controller-manager's grace period, 50 s by default.
-		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-			var n corev1.Node
-			if err := cl.Get(ctx, client.ObjectKey{Name: names[2]}, &n); err != nil {
-				return false, err
-			}
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					return c.Status != corev1.ConditionTrue, nil
-				}
-			}
-			return false, nil
+		isReady := slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 		})
-		if err != nil {
-			t.Errorf("node %s still Ready after its loss: %v", names[2], err)
-		}
+		return isReady == ready, nil
 	})
 }
 
