@@ -29,7 +29,9 @@ type clusterUnderTest struct {
 	ns       string
 	password string
 	service  *sql.DB
-	issued   int64
+	// impatient reaches the client Service too, but gives up on an answer after impatience.
+	impatient *sql.DB
+	issued    int64
 	// results are the writer's results by fault, for the report.
 	results map[string][]ackwriter.Result
 }
@@ -37,10 +39,28 @@ type clusterUnderTest struct {
 // writerConnections is how many connections a writer writes on, unless under heavy load.
 const writerConnections = 4
 
+// patience is how long most writers wait for an answer, so that a slow commit is not left in
+// doubt; impatience is how long the writer of a stalled primary waits, as a web request would,
+// so that its longest gap measures the failover rather than its own patience: a stalled server's
+// connections answer nothing, and reset nothing.
+const (
+	patience   = 30 * time.Second
+	impatience = 5 * time.Second
+)
+
 // startWriter starts a writer on connections through the client Service, stopped when the test
 // ends if the test does not stop it first, so that the next one numbers its rows after it.
 func (c *clusterUnderTest) startWriter(t *testing.T, connections int) *ackwriter.Writer {
-	w := ackwriter.Start(context.Background(), c.dial, connections, c.issued)
+	return c.startWriterOn(t, c.service, connections)
+}
+
+// startImpatientWriter is startWriter with a client that waits impatience for an answer.
+func (c *clusterUnderTest) startImpatientWriter(t *testing.T, connections int) *ackwriter.Writer {
+	return c.startWriterOn(t, c.impatient, connections)
+}
+
+func (c *clusterUnderTest) startWriterOn(t *testing.T, db *sql.DB, connections int) *ackwriter.Writer {
+	w := ackwriter.Start(context.Background(), db.Conn, connections, c.issued)
 	t.Cleanup(func() { c.issued = max(c.issued, w.Stop().Issued) })
 	return w
 }
@@ -74,7 +94,8 @@ spec:
 	took := waitAvailable(t, ns, "MySQL", "ledger", created)
 	c := &clusterUnderTest{t: t, ns: ns}
 	c.password = secretData(t, ns, c.get().SecretName())[appsv1alpha1.SecretKeyPassword]
-	c.service = c.open(net.JoinHostPort(clusterIP(t, ns, "ledger"), strconv.Itoa(appsv1alpha1.MySQLPort)))
+	service := net.JoinHostPort(clusterIP(t, ns, "ledger"), strconv.Itoa(appsv1alpha1.MySQLPort))
+	c.service, c.impatient = c.open(service), c.openWaiting(service, impatience)
 	// kube-proxy sends the Service to the primary a moment after the operator labels it.
 	await.Eventually(t, time.Minute, func(ctx context.Context) error {
 		_, err := c.service.ExecContext(ctx, ackwriter.Schema)
@@ -126,11 +147,14 @@ func (c *clusterUnderTest) waitWhole(epoch int64) *appsv1alpha1.MySQL {
 	return m
 }
 
-func (c *clusterUnderTest) open(address string) *sql.DB {
+func (c *clusterUnderTest) open(address string) *sql.DB { return c.openWaiting(address, patience) }
+
+// openWaiting opens address with a client that waits read for each answer.
+func (c *clusterUnderTest) openWaiting(address string, read time.Duration) *sql.DB {
 	c.t.Helper()
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "clerk", c.password, "tcp", address, "ledger"
-	cfg.Timeout, cfg.ReadTimeout = 2*time.Second, 30*time.Second
+	cfg.Timeout, cfg.ReadTimeout = 2*time.Second, read
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		c.t.Fatal(err)
@@ -140,9 +164,6 @@ func (c *clusterUnderTest) open(address string) *sql.DB {
 	c.t.Cleanup(func() { _ = db.Close() })
 	return db
 }
-
-// dial reaches the primary through the client Service, as an application does.
-func (c *clusterUnderTest) dial(ctx context.Context) (*sql.Conn, error) { return c.service.Conn(ctx) }
 
 func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
 	c.t.Helper()

@@ -68,6 +68,10 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %d", f.name, trial+1), func(t *testing.T) { c.failOver(t, f.name, f.connections, f.fault) })
 		}
 		t.Run(fmt.Sprintf("primary hung %d", trial+1), c.hungPrimary)
+		t.Run(fmt.Sprintf("primary's node hung %d", trial+1), c.primaryNodeHung)
+		t.Run(fmt.Sprintf("primary's node lost %d", trial+1), c.primaryNodeLost)
+		t.Run(fmt.Sprintf("primary's node cut off %d", trial+1), c.primaryNodeCutOff)
+		t.Run(fmt.Sprintf("primary cut off from its replicas %d", trial+1), c.primaryCutOffFromReplicas)
 		t.Run(fmt.Sprintf("config change %d", trial+1), c.rollConfig)
 	}
 	c.report(t)
@@ -295,22 +299,28 @@ func (c *clusterUnderTest) delayedFailover(t *testing.T) {
 	c.checkEveryMember(after, r)
 }
 
-// hang is how long hungPrimary freezes the primary: longer than a failover takes, shorter than
-// the kubelet's liveness probe takes to restart the server.
+// hang is how long a stalled primary stalls: longer than a failover takes, shorter than the
+// kubelet's liveness probe takes to restart the server.
 const hang = 20 * time.Second
 
-// hungPrimary freezes the primary's server while the writer writes: a replica takes over during
-// the hang. Once thawed, the old primary, which may have written what its waiting clients sent, is
-// closed to writes before any of them is told its write is done, and comes back as a replica,
-// rebuilt from a copy when it holds writes the new primary never had.
+// hungPrimary freezes the primary's server while the writer writes.
 func (c *clusterUnderTest) hungPrimary(t *testing.T) {
+	c.stalledPrimary(t, "primary hung 20 s", freeze)
+}
+
+// stalledPrimary stalls the primary with stall for hang while the writer writes: a replica takes
+// over meanwhile. Once the stall ends, the old primary, which may have written what its waiting
+// clients sent, is closed to writes before any of them is told its write is done, and comes back
+// as a replica, rebuilt from a copy when it holds writes the new primary never had.
+func (c *clusterUnderTest) stalledPrimary(t *testing.T, fault string, stall func(*testing.T, *corev1.Pod) (resume func())) {
 	c.t = t
-	w := c.startWriter(t, writerConnections)
+	c.spreadOut(t)
+	w := c.startImpatientWriter(t, writerConnections)
 	c.waitForAcks(w, 100)
 	before := c.get()
 	old := getPod(t, c.ns, before.Status.Primary)
-	resume := freeze(t, old)
-	frozen := time.Now()
+	resume := stall(t, old)
+	stalled := time.Now()
 	defer resume()
 	await.Eventually(t, time.Minute, func(context.Context) error {
 		if m := c.get(); m.Status.Epoch == before.Status.Epoch {
@@ -319,11 +329,11 @@ func (c *clusterUnderTest) hungPrimary(t *testing.T) {
 		return nil
 	})
 	c.waitForAcks(w, 100)
-	time.Sleep(time.Until(frozen.Add(hang)))
+	time.Sleep(time.Until(stalled.Add(hang)))
 	resume()
-	thawed := time.Now()
+	ended := time.Now()
 	c.waitWhole(before.Status.Epoch)
-	rejoined := time.Since(thawed)
+	rejoined := time.Since(ended)
 	c.waitForAcks(w, 100)
 	r := w.Stop()
 	c.issued = r.Issued
@@ -332,11 +342,11 @@ func (c *clusterUnderTest) hungPrimary(t *testing.T) {
 	if again := getPod(t, c.ns, old.Name); again.UID != old.UID {
 		how = "was rebuilt from a copy"
 	}
-	t.Logf("%s took over from %s, hung for %s; %s %s %s after it thawed; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
-		after.Status.Primary, old.Name, hang, old.Name, how, rejoined.Round(time.Second), len(r.Acked), len(r.Failed), len(r.InDoubt),
+	t.Logf("%s: %s took over from %s; %s %s %s after the stall ended; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		fault, after.Status.Primary, old.Name, old.Name, how, rejoined.Round(time.Second), len(r.Acked), len(r.Failed), len(r.InDoubt),
 		r.LongestGap.Round(time.Millisecond))
 	c.checkEveryMember(after, r)
-	c.record("primary hung 20 s", r)
+	c.record(fault, r)
 }
 
 // freeze stops the server of pod and returns what resumes it, once however often it is called.
