@@ -70,6 +70,7 @@ func (r *Reconciler) leaveCordonedNode(ctx context.Context, p *pass.Pass[*appsv1
 		cordoned[node] = c
 	}
 	if !cordoned[from] {
+		r.drains.over(m)
 		return nil
 	}
 	to := drainTarget(m, state.views, nodes, cordoned)
@@ -80,6 +81,7 @@ func (r *Reconciler) leaveCordonedNode(ctx context.Context, p *pass.Pass[*appsv1
 		})
 		return nil
 	}
+	r.drains.over(m)
 	began, old := time.Now(), m.Status.Primary
 	if err := r.switchTo(ctx, p, proc, members, to); err != nil {
 		return fmt.Errorf("switch over from %s on cordoned node %s: %w", old, from, err)
@@ -130,8 +132,9 @@ func (r *Reconciler) cordoned(ctx context.Context, name string) (bool, error) {
 	return node.Spec.Unschedulable, nil
 }
 
-// waitingDrains remembers, by cluster, the cordoned node last said to hold a drain waiting for a
-// replica, so that the Event is recorded once a drain and not once a pass.
+// waitingDrains remembers, by cluster, the cordoned node said to hold a drain waiting for a
+// replica, so that the Event is recorded once a drain and not once a pass; a drain is over when
+// the primary's node takes pods again or the primary leaves it.
 type waitingDrains struct {
 	mu   sync.Mutex
 	said map[types.NamespacedName]string
@@ -150,4 +153,11 @@ func (w *waitingDrains) warnOnce(m *appsv1alpha1.MySQL, node string, warn func()
 	}
 	w.said[key] = node
 	warn()
+}
+
+// over forgets the drain m's primary waited for, so that the next one is told of again.
+func (w *waitingDrains) over(m *appsv1alpha1.MySQL) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.said, types.NamespacedName{Namespace: m.Namespace, Name: m.Name})
 }

@@ -89,3 +89,24 @@ func TestBudgetsNeverOverlap(t *testing.T) {
 		t.Errorf("a single server has budgets %+v", single)
 	}
 }
+
+func TestADrainWaitingIsToldOnceADrain(t *testing.T) {
+	var drains waitingDrains
+	m := &appsv1alpha1.MySQL{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "ledger"}}
+	told := 0
+	warn := func() { told++ }
+	drains.warnOnce(m, "node-a", warn)
+	drains.warnOnce(m, "node-a", warn)
+	if told != 1 {
+		t.Fatalf("told %d times in one drain, want once", told)
+	}
+	drains.over(m)
+	drains.warnOnce(m, "node-a", warn)
+	if told != 2 {
+		t.Errorf("told %d times after the node was drained a second time, want twice", told)
+	}
+	drains.warnOnce(m, "node-b", warn)
+	if told != 3 {
+		t.Errorf("told %d times once the primary's node changed, want three times", told)
+	}
+}
