@@ -138,6 +138,9 @@ const (
 	// EventWedgedPodDeleted: a StatefulSet member of an older revision that is not Ready was
 	// deleted so that the StatefulSet recreates it from the current spec.
 	EventWedgedPodDeleted = "WedgedPodDeleted"
+	// EventLostNodePodDeleted: a pod on a node lost for a while, which held its name, was deleted
+	// so that it starts again on a node that runs.
+	EventLostNodePodDeleted = "LostNodePodDeleted"
 	// EventMissedSchedule is a Warning on a MySQL whose backup schedule passed times without
 	// starting a backup, such as while the operator was down; only the latest is run.
 	EventMissedSchedule = "MissedSchedule"

@@ -123,20 +123,28 @@ func managedObjects() map[client.Object]cache.ByObject {
 		&corev1.PersistentVolumeClaim{}: managed,
 		&batchv1.Job{}:                  managed,
 		&policyv1.PodDisruptionBudget{}: managed,
-		// Every node, of which only whether it takes new pods: a MySQL cluster leaves a cordoned
-		// node before a drain evicts its primary.
-		&corev1.Node{}: {Transform: nodeSchedulingOnly},
+		// Every node, of which only whether it takes new pods and whether its kubelet reports: a
+		// MySQL cluster leaves a cordoned node before a drain evicts its primary, and pods that
+		// hold no data leave a lost node.
+		&corev1.Node{}: {Transform: nodeSchedulingAndReadiness},
 	}
 }
 
-// nodeSchedulingOnly keeps of a cached node its name and whether it is cordoned: its status
-// (images, conditions, addresses) is most of its size.
-func nodeSchedulingOnly(obj any) (any, error) {
+// nodeSchedulingAndReadiness keeps of a cached node its name, whether it is cordoned and its Ready
+// condition: the rest of its status (images, other conditions, addresses) is most of its size.
+func nodeSchedulingAndReadiness(obj any) (any, error) {
 	if node, ok := obj.(*corev1.Node); ok {
+		var ready []corev1.NodeCondition
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = append(ready, c)
+			}
+		}
 		*node = corev1.Node{
 			TypeMeta:   node.TypeMeta,
 			ObjectMeta: metav1.ObjectMeta{Name: node.Name, UID: node.UID, ResourceVersion: node.ResourceVersion},
 			Spec:       corev1.NodeSpec{Unschedulable: node.Spec.Unschedulable},
+			Status:     corev1.NodeStatus{Conditions: ready},
 		}
 	}
 	return obj, nil

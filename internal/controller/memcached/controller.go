@@ -25,6 +25,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/memcached"
@@ -91,12 +92,18 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	); err != nil {
 		return ctrl.Result{}, err
 	}
+	// A member on a lost node holds its name, and the StatefulSet makes it again nowhere, until it
+	// is deleted with no grace period.
+	left, lostRecheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, mc, pods)
+	if err != nil || len(left) < len(pods) {
+		return ctrl.Result{}, err
+	}
 	if replaced, err := r.replaceFailedMembers(ctx, mc, sts, pods, p.Decision); err != nil || replaced {
 		// The members left wait for a pass that sees the deletion.
 		return ctrl.Result{}, err
 	}
 	recheck, err := r.replaceWedgedMember(ctx, mc, sts, pods)
-	return ctrl.Result{RequeueAfter: recheck}, err
+	return ctrl.Result{RequeueAfter: pass.Earliest(recheck, lostRecheck)}, err
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, mc *appsv1alpha1.Memcached, created *pass.Creations) error {

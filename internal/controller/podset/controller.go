@@ -26,6 +26,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/failure"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/podset"
 	"github.com/appkeeper/appkeeper/internal/rollout"
@@ -76,6 +77,11 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.P
 	if podsErr != nil {
 		return ctrl.Result{}, fmt.Errorf("list pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, podsErr)
 	}
+	// A pod on a lost node holds its name until it is deleted with no grace period.
+	pods, recheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, ps, pods)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if target.Spec, err = rollout.Target(p.Decision, ps.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -99,7 +105,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.P
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("pods of PodSet %s/%s: %w", ps.Namespace, ps.Name, err)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: recheck}, nil
 }
 
 // execute carries out p and returns the pods as they stand afterwards: those observed, minus the

@@ -1,0 +1,127 @@
+// Package nodeloss frees the pods a lost node holds. A node whose kubelet stopped reporting (a
+// power cut, a crash) keeps its pods in the API server: they turn unready, and a deletion never
+// ends, since only the kubelet confirms it. A pod with a fixed name (a StatefulSet's, a PodSet's)
+// then holds its name, and no replacement starts anywhere. For pods that hold no data of their
+// own, the operator deletes such a pod at once, with no grace period, once its node has been lost
+// for a while, and its controller starts it again on a node that runs.
+package nodeloss
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/appkeeper/appkeeper/internal/event"
+)
+
+// +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;watch
+
+// Grace is how long a node must have been lost before its pods are freed: the node lifecycle
+// controller says a node is lost (Ready Unknown) only once its kubelet has been silent for its
+// grace period (40 s by default); this much more rides out a kubelet's restart or a short
+// partition from the API server.
+const Grace = 30 * time.Second
+
+// LostSince tells since when node has been lost: its Ready condition Unknown, which the node
+// lifecycle controller sets when the kubelet stops reporting. A kubelet that reports its node not
+// ready still runs, and still ends its pods' deletions.
+func LostSince(node *corev1.Node) (time.Time, bool) {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time, c.Status == corev1.ConditionUnknown
+		}
+	}
+	return time.Time{}, false
+}
+
+// Freed is a pod deleted from a lost node.
+type Freed struct {
+	Pod, Node string
+	// Lost is how long the node had been lost.
+	Lost time.Duration
+}
+
+func (f Freed) String() string {
+	return fmt.Sprintf("%s, on node %s, lost for %s", f.Pod, f.Node, f.Lost.Round(time.Second))
+}
+
+// Free deletes, with no grace period, every pod of pods whose node has been lost for Grace, and
+// tells which, and when to look again for a node lost for less. A pod recreated meanwhile under
+// the same name is not touched.
+func Free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time) (freed []Freed, recheck time.Duration, err error) {
+	nodes := map[string]*corev1.Node{}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Spec.NodeName == "" {
+			continue
+		}
+		node, seen := nodes[pod.Spec.NodeName]
+		if !seen {
+			node = &corev1.Node{}
+			if err := c.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return freed, 0, fmt.Errorf("node of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+				}
+				node = nil
+			}
+			nodes[pod.Spec.NodeName] = node
+		}
+		if node == nil {
+			continue
+		}
+		since, lost := LostSince(node)
+		if !lost {
+			continue
+		}
+		if wait := since.Add(Grace).Sub(now); wait > 0 {
+			if recheck == 0 || wait < recheck {
+				recheck = wait
+			}
+			continue
+		}
+		err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+		if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			return freed, 0, fmt.Errorf("delete pod %s/%s from lost node %s: %w", pod.Namespace, pod.Name, node.Name, err)
+		}
+		if err == nil {
+			freed = append(freed, Freed{Pod: pod.Name, Node: node.Name, Lost: now.Sub(since)})
+		}
+	}
+	return freed, recheck, nil
+}
+
+// Report records a Warning Event on owner and a log line for each pod freed.
+func Report(ctx context.Context, recorder events.EventRecorder, owner runtime.Object, freed []Freed) {
+	for _, f := range freed {
+		log.FromContext(ctx).Info("deleted a pod from a lost node", "pod", f.Pod, "node", f.Node, "lost", f.Lost.Round(time.Second).String())
+		event.LostNodePodDeleted.Emit(recorder, owner, nil, "deleted pod %s: it starts again on a node that runs", f)
+	}
+}
+
+// FreeFrom frees the pods of owner that lost nodes hold, as Free does, reports them, and returns
+// the pods left, and when to look again.
+func FreeFrom(ctx context.Context, c client.Client, recorder events.EventRecorder, owner runtime.Object, pods []corev1.Pod) ([]corev1.Pod, time.Duration, error) {
+	freed, recheck, err := Free(ctx, c, pods, time.Now())
+	Report(ctx, recorder, owner, freed)
+	if len(freed) == 0 {
+		return pods, recheck, err
+	}
+	gone := map[string]bool{}
+	for _, f := range freed {
+		gone[f.Pod] = true
+	}
+	left := make([]corev1.Pod, 0, len(pods)-len(freed))
+	for _, pod := range pods {
+		if !gone[pod.Name] {
+			left = append(left, pod)
+		}
+	}
+	return left, recheck, err
+}
