@@ -22,10 +22,11 @@ import (
 )
 
 // +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=delete
 
 // Grace is how long a node must have been lost before its pods are freed: the node lifecycle
 // controller says a node is lost (Ready Unknown) only once its kubelet has been silent for its
-// grace period (40 s by default); this much more rides out a kubelet's restart or a short
+// grace period (50 s by default); this much more rides out a kubelet's restart or a short
 // partition from the API server.
 const Grace = 30 * time.Second
 

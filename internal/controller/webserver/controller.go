@@ -24,6 +24,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/webserver"
@@ -78,13 +79,19 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	if target.Spec, err = rollout.Target(p.Decision, ws.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
+	// A pod on a lost node would stay, unready, until its eviction five minutes later: gone, its
+	// Deployment makes another at once.
+	_, recheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, ws, pods)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 
 	// nginx's server block comes first: the pods mount it.
 	if err := apply.Ensure(ctx, r.Client, ws, ws.ConfigMapName(), &corev1.ConfigMap{},
 		resources.ConfigMap(target), corev1ac.ExtractConfigMap); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, pass.Concurrently(
+	return ctrl.Result{RequeueAfter: recheck}, pass.Concurrently(
 		func() error { return r.reconcileDeployment(ctx, target, dep, &p.Created) },
 		func() error { return r.reconcileService(ctx, target, &p.Created) },
 		func() error {
