@@ -75,34 +75,44 @@ func execIn(t *testing.T, ns, pod string, command ...string) string {
 // Progressing=False for its current generation, and returns how long that took from since.
 func waitAvailable(t *testing.T, ns, kind, name string, since time.Time) time.Duration {
 	t.Helper()
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(kind))
 	await.Eventually(t, timeout, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
-			return err
-		}
-		raw, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		conditions, generation, err := conditionsOf(ctx, ns, kind, name)
 		if err != nil {
 			return err
 		}
-		var conditions []metav1.Condition
-		for _, r := range raw {
-			var c metav1.Condition
-			m, _ := r.(map[string]any)
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
-				return err
-			}
-			conditions = append(conditions, c)
-		}
-		if err := await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
+		if err := await.ConditionIs(conditions, generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue); err != nil {
 			return fmt.Errorf("%s %s: %w", kind, name, err)
 		}
-		if err := await.ConditionIs(conditions, obj.GetGeneration(), appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
+		if err := await.ConditionIs(conditions, generation, appsv1alpha1.ConditionProgressing, metav1.ConditionFalse); err != nil {
 			return fmt.Errorf("%s %s: %w", kind, name, err)
 		}
 		return nil
 	})
 	return time.Since(since).Round(time.Millisecond)
+}
+
+// conditionsOf reads the status conditions of the appkeeper resource kind/name, and its
+// generation.
+func conditionsOf(ctx context.Context, ns, kind, name string) ([]metav1.Condition, int64, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(appsv1alpha1.GroupVersion.WithKind(kind))
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return nil, 0, err
+	}
+	raw, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if err != nil {
+		return nil, 0, err
+	}
+	var conditions []metav1.Condition
+	for _, r := range raw {
+		var c metav1.Condition
+		m, _ := r.(map[string]any)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err != nil {
+			return nil, 0, err
+		}
+		conditions = append(conditions, c)
+	}
+	return conditions, obj.GetGeneration(), nil
 }
 
 // livePods lists the pods of ns matching labels that are not being deleted, and fails when any

@@ -168,7 +168,9 @@ func (c *clusterUnderTest) openWaiting(address string, read time.Duration) *sql.
 func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
 	c.t.Helper()
 	if err := w.WaitFor(n, time.Minute); err != nil {
-		c.t.Fatal(err)
+		// What the operator saw says why the writes stalled.
+		m := c.get()
+		c.t.Fatalf("%v; primary %s, epoch %d; conditions %+v; members %+v", err, m.Status.Primary, m.Status.Epoch, m.Status.Conditions, m.Status.Members)
 	}
 }
 

@@ -1,0 +1,132 @@
+//go:build real
+
+package real
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/conditions"
+	"github.com/appkeeper/appkeeper/test/framework/await"
+)
+
+// A node lost for good while a WebServer, a Memcached and a PodSet of three pods each run, their
+// pods spread over the three nodes: the API server keeps the lost node's pods until the node is
+// found lost, then the operator deletes them, and each instance is whole again on the two nodes
+// left. The node's power then comes back, for the scenarios that follow.
+func TestEveryKindIsWholeAgainOnTheNodesLeftAfterANodeIsLost(t *testing.T) {
+	ns := newNamespace(t, "lost", restricted)
+	created := time.Now()
+	kubectl(t, fmt.Sprintf(`
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: WebServer
+metadata: {name: web}
+spec: {image: %s, replicas: 3}
+---
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: Memcached
+metadata: {name: cache}
+spec: {image: %s, size: 3}
+---
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: PodSet
+metadata: {name: workers}
+spec:
+  replicas: 3
+  template:
+    spec:
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65534
+        seccompProfile: {type: RuntimeDefault}
+      terminationGracePeriodSeconds: 1
+      containers:
+        - name: main
+          image: %s
+          command: ["sleep", "3600"]
+          securityContext:
+            allowPrivilegeEscalation: false
+            capabilities: {drop: [ALL]}
+`, nginxImage, memcachedImage, busyboxImage), "apply", "-n", ns, "-f", "-")
+	instances := []lostNodeInstance{
+		{kind: "WebServer", name: "web", labels: (&appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web"}}).SelectorLabels()},
+		{kind: "Memcached", name: "cache", labels: (&appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}).SelectorLabels()},
+		{kind: "PodSet", name: "workers", labels: (&appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "workers"}}).SelectorLabels()},
+	}
+	for _, in := range instances {
+		waitAvailable(t, ns, in.kind, in.name, created)
+	}
+	node := cluster.RealNodeNames()[len(cluster.RealNodeNames())-1]
+	t.Cleanup(func() {
+		if err := cluster.RestartNode(context.Background(), node); err != nil {
+			t.Errorf("restart the lost node %s: %v", node, err)
+		}
+	})
+	lost := time.Now()
+	if err := cluster.LoseNode(node); err != nil {
+		t.Fatal(err)
+	}
+	// All at once: each says what it says of its pod on the lost node only while it is unready.
+	whole := map[string]time.Duration{}
+	degraded := map[string]bool{}
+	await.Eventually(t, 4*time.Minute, func(ctx context.Context) error {
+		for _, in := range instances {
+			if _, done := whole[in.kind]; done {
+				continue
+			}
+			is, err := in.wholeWithout(ctx, ns, node, degraded)
+			if err != nil {
+				return err
+			}
+			if !is {
+				return fmt.Errorf("%s %s is not whole again yet", in.kind, in.name)
+			}
+			whole[in.kind] = time.Since(lost)
+		}
+		return nil
+	})
+	for _, in := range instances {
+		t.Logf("%s %s whole again on the nodes left %s after %s was lost; Degraded in between: %t", in.kind, in.name, whole[in.kind].Round(time.Second), node, degraded[in.kind])
+	}
+	await.WantEvents(t, k8s, ns, time.Minute, appsv1alpha1.EventLostNodePodDeleted)
+}
+
+type lostNodeInstance struct {
+	kind, name string
+	labels     map[string]string
+}
+
+// wholeWithout tells whether the instance is Available with three ready pods, none on node, and
+// records in degraded whether it said Degraded.
+func (in lostNodeInstance) wholeWithout(ctx context.Context, ns, node string, degraded map[string]bool) (bool, error) {
+	conds, generation, err := conditionsOf(ctx, ns, in.kind, in.name)
+	if err != nil {
+		return false, err
+	}
+	if meta.IsStatusConditionTrue(conds, appsv1alpha1.ConditionDegraded) {
+		degraded[in.kind] = true
+	}
+	pods := &corev1.PodList{}
+	if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(in.labels)); err != nil {
+		return false, err
+	}
+	ready := 0
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName == node {
+			return false, nil
+		}
+		if pod.DeletionTimestamp == nil && conditions.PodReady(&pod) {
+			ready++
+		}
+	}
+	available := await.ConditionIs(conds, generation, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue) == nil
+	return ready == 3 && available, nil
+}
