@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/event"
+	"github.com/appkeeper/appkeeper/internal/pass"
 )
 
 // +kubebuilder:rbac:groups=core,resources=nodes,verbs=get;list;watch
@@ -30,10 +32,10 @@ import (
 // partition from the API server.
 const Grace = 30 * time.Second
 
-// LostSince tells since when node has been lost: its Ready condition Unknown, which the node
+// lostSince tells since when node has been lost: its Ready condition Unknown, which the node
 // lifecycle controller sets when the kubelet stops reporting. A kubelet that reports its node not
 // ready still runs, and still ends its pods' deletions.
-func LostSince(node *corev1.Node) (time.Time, bool) {
+func lostSince(node *corev1.Node) (time.Time, bool) {
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.LastTransitionTime.Time, c.Status == corev1.ConditionUnknown
@@ -53,64 +55,54 @@ func (f Freed) String() string {
 	return fmt.Sprintf("%s, on node %s, lost for %s", f.Pod, f.Node, f.Lost.Round(time.Second))
 }
 
-// Free deletes, with no grace period, every pod of pods whose node has been lost for Grace, and
+// free deletes, with no grace period, every pod of pods whose node has been lost for Grace, and
 // tells which, and when to look again for a node lost for less. A pod recreated meanwhile under
-// the same name is not touched.
-func Free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time) (freed []Freed, recheck time.Duration, err error) {
-	nodes := map[string]*corev1.Node{}
+// the same name is not touched. Nodes are read from the cache.
+func free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time) (freed []Freed, recheck time.Duration, err error) {
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Spec.NodeName == "" {
 			continue
 		}
-		node, seen := nodes[pod.Spec.NodeName]
-		if !seen {
-			node = &corev1.Node{}
-			if err := c.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
-				if !apierrors.IsNotFound(err) {
-					return freed, 0, fmt.Errorf("node of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-				}
-				node = nil
+		node := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
 			}
-			nodes[pod.Spec.NodeName] = node
+			return freed, 0, fmt.Errorf("node of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		if node == nil {
-			continue
-		}
-		since, lost := LostSince(node)
+		since, lost := lostSince(node)
 		if !lost {
 			continue
 		}
 		if wait := since.Add(Grace).Sub(now); wait > 0 {
-			if recheck == 0 || wait < recheck {
-				recheck = wait
-			}
+			recheck = pass.Earliest(recheck, wait)
 			continue
 		}
-		err := c.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
-		if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		deleted, err := apply.DeleteExactly(ctx, c, pod, client.GracePeriodSeconds(0))
+		if err != nil {
 			return freed, 0, fmt.Errorf("delete pod %s/%s from lost node %s: %w", pod.Namespace, pod.Name, node.Name, err)
 		}
-		if err == nil {
+		if deleted {
 			freed = append(freed, Freed{Pod: pod.Name, Node: node.Name, Lost: now.Sub(since)})
 		}
 	}
 	return freed, recheck, nil
 }
 
-// Report records a Warning Event on owner and a log line for each pod freed.
-func Report(ctx context.Context, recorder events.EventRecorder, owner runtime.Object, freed []Freed) {
+// report records a Warning Event on owner and a log line for each pod freed.
+func report(ctx context.Context, recorder events.EventRecorder, owner runtime.Object, freed []Freed) {
 	for _, f := range freed {
 		log.FromContext(ctx).Info("deleted a pod from a lost node", "pod", f.Pod, "node", f.Node, "lost", f.Lost.Round(time.Second).String())
 		event.LostNodePodDeleted.Emit(recorder, owner, nil, "deleted pod %s: it starts again on a node that runs", f)
 	}
 }
 
-// FreeFrom frees the pods of owner that lost nodes hold, as Free does, reports them, and returns
+// FreeFrom frees the pods of owner that lost nodes hold, as free does, reports them, and returns
 // the pods left, and when to look again.
 func FreeFrom(ctx context.Context, c client.Client, recorder events.EventRecorder, owner runtime.Object, pods []corev1.Pod) ([]corev1.Pod, time.Duration, error) {
-	freed, recheck, err := Free(ctx, c, pods, time.Now())
-	Report(ctx, recorder, owner, freed)
+	freed, recheck, err := free(ctx, c, pods, time.Now())
+	report(ctx, recorder, owner, freed)
 	if len(freed) == 0 {
 		return pods, recheck, err
 	}
