@@ -2,11 +2,9 @@ package memcached_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,16 +24,7 @@ func TestAMemberOnALostNodeIsDeletedForTheStatefulSetToMakeAgain(t *testing.T) {
 	waitStatus(t, ns, []string{"cache-0", "cache-1"}, appsv1alpha1.ConditionAvailable, metav1.ConditionTrue)
 	lost := kubesim.LostNode(t, k8s, ns+"-lost", 2*nodeloss.Grace)
 	kubesim.BindPod(t, k8s, ns, "cache-1", lost.Name)
-	await.Eventually(t, timeout, func(ctx context.Context) error {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cache-1"}, &corev1.Pod{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return fmt.Errorf("cache-1 is still on the lost node %s", lost.Name)
-	})
+	await.Gone(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: "cache-1"}, &corev1.Pod{}, "its node "+lost.Name+" is lost")
 	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventLostNodePodDeleted)
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cache-0"}, &corev1.Pod{}); err != nil {
 		t.Errorf("cache-0, on no lost node: %v", err)

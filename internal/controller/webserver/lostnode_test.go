@@ -2,11 +2,9 @@ package webserver_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
@@ -25,16 +23,7 @@ func TestAPodOnALostNodeIsDeletedForItsDeploymentToReplace(t *testing.T) {
 	kubesim.StartPod(t, k8s, dep, "web-b", true, "", timeout)
 	lost := kubesim.LostNode(t, k8s, ns+"-lost", 2*nodeloss.Grace)
 	kubesim.BindPod(t, k8s, ns, "web-b", lost.Name)
-	await.Eventually(t, timeout, func(ctx context.Context) error {
-		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-b"}, &corev1.Pod{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return fmt.Errorf("web-b is still on the lost node %s", lost.Name)
-	})
+	await.Gone(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: "web-b"}, &corev1.Pod{}, "its node "+lost.Name+" is lost")
 	await.WantEvents(t, k8s, ns, timeout, appsv1alpha1.EventLostNodePodDeleted)
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web-a"}, &corev1.Pod{}); err != nil {
 		t.Errorf("web-a, on no lost node: %v", err)
