@@ -56,6 +56,12 @@ const (
 	ReasonRunContainerError    = "RunContainerError"
 )
 
+// ReasonNodeLost is the Degraded reason of a pod on a node whose kubelet stopped reporting (the
+// node's Ready condition Unknown): the pod neither serves nor ends. The message names the pod, the
+// node and since when, e.g. "pod web-7d9c-x2x: its node worker-3 has not reported since
+// 2026-11-28T16:50:03Z".
+const ReasonNodeLost = "NodeLost"
+
 // Condition reasons shared by every kind.
 const (
 	ReasonAsExpected       = "AsExpected"
@@ -138,8 +144,8 @@ const (
 	// EventWedgedPodDeleted: a StatefulSet member of an older revision that is not Ready was
 	// deleted so that the StatefulSet recreates it from the current spec.
 	EventWedgedPodDeleted = "WedgedPodDeleted"
-	// EventLostNodePodDeleted: a pod on a node lost for a while, which held its name, was deleted
-	// so that it starts again on a node that runs.
+	// EventLostNodePodDeleted: a pod on a node lost for a while, which held its name or would stay
+	// until its eviction, was deleted so that it starts again on a node that runs.
 	EventLostNodePodDeleted = "LostNodePodDeleted"
 	// EventMissedSchedule is a Warning on a MySQL whose backup schedule passed times without
 	// starting a backup, such as while the operator was down; only the latest is run.

@@ -109,16 +109,16 @@ func DeploymentProgressing(dep *appsv1.Deployment, want DeploymentWant, complete
 }
 
 // DeploymentDegraded is the Degraded condition of a kind that runs on a Deployment: the pass
-// failed, a pod cannot run (PodsDegraded), or the Deployment controller reports a rollout that
-// cannot finish. Pods that could not be read leave it Unknown, unless something else already
-// shows it Degraded.
-func DeploymentDegraded(dep *appsv1.Deployment, pods []corev1.Pod, podsErr, reconcileErr error) Condition {
+// failed, a pod cannot run or is on a lost node (PodsDegraded), or the Deployment controller
+// reports a rollout that cannot finish. Pods that could not be read leave it Unknown, unless
+// something else already shows it Degraded.
+func DeploymentDegraded(dep *appsv1.Deployment, pods []corev1.Pod, lost []PodProblem, podsErr, reconcileErr error) Condition {
 	c := Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if reconcileErr != nil {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, failure.Reason(reconcileErr), reconcileErr.Error()
 		return c
 	}
-	fromPods := PodsDegraded(pods, podsErr)
+	fromPods := PodsDegraded(pods, lost, podsErr)
 	if fromPods.IsTrue() {
 		return fromPods
 	}

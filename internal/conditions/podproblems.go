@@ -65,23 +65,25 @@ func FindPodProblem(pod *corev1.Pod) *PodProblem {
 }
 
 // PodsDegraded is the Degraded condition the pods alone call for: True with the first failing
-// pod's own reason (by name, so that the same pods give the same condition), Unknown when they
+// pod's own reason (by name, so that the same pods give the same condition), then with the first
+// of lost (pods whose node is lost, which the pods themselves cannot tell), Unknown when the pods
 // could not be read, and False otherwise.
-func PodsDegraded(pods []corev1.Pod, readErr error) Condition {
+func PodsDegraded(pods []corev1.Pod, lost []PodProblem, readErr error) Condition {
 	c := Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	if readErr != nil {
 		c.Status, c.Reason = metav1.ConditionUnknown, appsv1alpha1.ReasonReadFailed
 		c.Message = "the pods could not be read: " + readErr.Error()
 		return c
 	}
-	var problems []*PodProblem
+	var problems []PodProblem
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
 	for i := range sorted {
 		if p := FindPodProblem(&sorted[i]); p != nil {
-			problems = append(problems, p)
+			problems = append(problems, *p)
 		}
 	}
+	problems = append(problems, lost...)
 	if len(problems) == 0 {
 		return c
 	}

@@ -70,11 +70,26 @@ func TestPodsDegraded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := PodsDegraded(tt.pods, tt.err)
+			c := PodsDegraded(tt.pods, nil, tt.err)
 			if c.Type != "Degraded" || c.Status != tt.status || c.Reason != tt.reason || c.Message != tt.message {
 				t.Errorf("PodsDegraded = %+v, want %q/%s/%q", c, tt.status, tt.reason, tt.message)
 			}
 		})
+	}
+}
+
+func TestPodsDegradedSaysAPodIsOnALostNodeAfterThePodsOwnProblems(t *testing.T) {
+	lost := []PodProblem{{Reason: "NodeLost", Message: "pod web-2: its node worker-3 has not reported since 2026-11-28T16:50:03Z"}}
+	c := PodsDegraded([]corev1.Pod{waiting("web-1", "nginx", "ContainerCreating", "")}, lost, nil)
+	if c.Status != metav1.ConditionTrue || c.Reason != "NodeLost" || c.Message != lost[0].Message {
+		t.Errorf("one pod on a lost node: PodsDegraded = %+v, want True/NodeLost/%q", c, lost[0].Message)
+	}
+	c = PodsDegraded([]corev1.Pod{waiting("web-9", "nginx", "CrashLoopBackOff", "back-off")}, lost, nil)
+	if want := "pod web-9: container nginx: CrashLoopBackOff: back-off (and 1 more pods failing)"; c.Reason != "CrashLoopBackOff" || c.Message != want {
+		t.Errorf("a crash loop and a lost node: PodsDegraded = %+v, want CrashLoopBackOff/%q", c, want)
+	}
+	if c = PodsDegraded(nil, lost, errors.New("cache not synced")); c.Status != metav1.ConditionUnknown {
+		t.Errorf("a failed read with a lost node: PodsDegraded = %+v, want Unknown", c)
 	}
 }
 

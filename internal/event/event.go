@@ -43,8 +43,8 @@ var (
 	// WedgedPodDeleted: a StatefulSet member of an older or failed revision that could not become
 	// Ready was deleted, so that it is recreated from the current or restored revision.
 	WedgedPodDeleted = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventWedgedPodDeleted, Action: "Delete"}
-	// LostNodePodDeleted: a PodSet's pod or a Memcached member on a node lost for a while was
-	// deleted, so that it starts again on a node that runs.
+	// LostNodePodDeleted: a pod of a WebServer, a Memcached, a PodSet or a WordPress with shared
+	// wp-content on a node lost for a while was deleted, so that it starts again on a node that runs.
 	LostNodePodDeleted = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventLostNodePodDeleted, Action: "Delete"}
 	// PrimaryChosen: a MySQL cluster's first primary was recorded and opened to writes.
 	PrimaryChosen = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventPrimaryChosen, Action: "Promote"}

@@ -18,7 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/pass"
 )
@@ -55,10 +57,17 @@ func (f Freed) String() string {
 	return fmt.Sprintf("%s, on node %s, lost for %s", f.Pod, f.Node, f.Lost.Round(time.Second))
 }
 
-// free deletes, with no grace period, every pod of pods whose node has been lost for Grace, and
-// tells which, and when to look again for a node lost for less. A pod recreated meanwhile under
-// the same name is not touched. Nodes are read from the cache.
-func free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time) (freed []Freed, recheck time.Duration, err error) {
+// lostPod is a pod whose node has been lost since since.
+type lostPod struct {
+	pod   *corev1.Pod
+	node  string
+	since time.Time
+}
+
+// onLostNodes tells which of pods are on a lost node, in the order of pods. Nodes are read from
+// the cache; a pod whose node is gone is on no node.
+func onLostNodes(ctx context.Context, c client.Client, pods []corev1.Pod) ([]lostPod, error) {
+	var lost []lostPod
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Spec.NodeName == "" {
@@ -69,22 +78,47 @@ func free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time
 			if apierrors.IsNotFound(err) {
 				continue
 			}
-			return freed, 0, fmt.Errorf("node of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			return nil, fmt.Errorf("node of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		since, lost := lostSince(node)
-		if !lost {
-			continue
+		if since, isLost := lostSince(node); isLost {
+			lost = append(lost, lostPod{pod: pod, node: node.Name, since: since})
 		}
-		if wait := since.Add(Grace).Sub(now); wait > 0 {
+	}
+	return lost, nil
+}
+
+// Problems tells, for each pod of pods on a lost node, that the instance is short of it until the
+// pod starts again elsewhere: the node's pods neither serve nor end. The message holds the time the
+// node was lost, not for how long, so that the same loss always reads the same.
+func Problems(ctx context.Context, c client.Client, pods []corev1.Pod) ([]conditions.PodProblem, error) {
+	lost, err := onLostNodes(ctx, c, pods)
+	problems := make([]conditions.PodProblem, 0, len(lost))
+	for _, l := range lost {
+		problems = append(problems, conditions.PodProblem{Reason: appsv1alpha1.ReasonNodeLost,
+			Message: fmt.Sprintf("pod %s: its node %s has not reported since %s", l.pod.Name, l.node, l.since.UTC().Format(time.RFC3339))})
+	}
+	return problems, err
+}
+
+// free deletes, with no grace period, every pod of pods whose node has been lost for Grace, and
+// tells which, and when to look again for a node lost for less. A pod recreated meanwhile under
+// the same name is not touched.
+func free(ctx context.Context, c client.Client, pods []corev1.Pod, now time.Time) (freed []Freed, recheck time.Duration, err error) {
+	lost, err := onLostNodes(ctx, c, pods)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, l := range lost {
+		if wait := l.since.Add(Grace).Sub(now); wait > 0 {
 			recheck = pass.Earliest(recheck, wait)
 			continue
 		}
-		deleted, err := apply.DeleteExactly(ctx, c, pod, client.GracePeriodSeconds(0))
+		deleted, err := apply.DeleteExactly(ctx, c, l.pod, client.GracePeriodSeconds(0))
 		if err != nil {
-			return freed, 0, fmt.Errorf("delete pod %s/%s from lost node %s: %w", pod.Namespace, pod.Name, node.Name, err)
+			return freed, 0, fmt.Errorf("delete pod %s/%s from lost node %s: %w", l.pod.Namespace, l.pod.Name, l.node, err)
 		}
 		if deleted {
-			freed = append(freed, Freed{Pod: pod.Name, Node: node.Name, Lost: now.Sub(since)})
+			freed = append(freed, Freed{Pod: l.pod.Name, Node: l.node, Lost: now.Sub(l.since)})
 		}
 	}
 	return freed, recheck, nil

@@ -4,6 +4,7 @@ package memcached
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -70,7 +71,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, pass.Observed(sts)) },
 		Status: func(passErr error) error {
-			mc.Status = computeStatus(target, p.Decision, pass.Observed(sts), pods, podsErr, passErr)
+			lost, lostErr := nodeloss.Problems(ctx, r.Client, pods)
+			podsErr := errors.Join(podsErr, lostErr)
+			mc.Status = computeStatus(target, p.Decision, pass.Observed(sts), pods, lost, podsErr, passErr)
 			// Pods that could not be read show no failure, leave the members last reported in
 			// place and are read again on retry.
 			return podsErr
@@ -95,7 +98,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	// A member on a lost node holds its name, and the StatefulSet makes it again nowhere, until it
 	// is deleted with no grace period.
 	left, lostRecheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, mc, pods)
-	if err != nil || len(left) < len(pods) {
+	freed := len(left) < len(pods)
+	pods = left
+	if err != nil || freed {
 		return ctrl.Result{}, err
 	}
 	if replaced, err := r.replaceFailedMembers(ctx, mc, sts, pods, p.Decision); err != nil || replaced {

@@ -3,6 +3,7 @@ package memcached_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +16,8 @@ import (
 )
 
 // A member on a node lost long enough holds its name, and the StatefulSet makes it again nowhere:
-// it is deleted with no grace period, and a Warning Event says so.
+// it is deleted with no grace period, and a Warning Event says so. A member on a node lost a moment
+// ago is left for now, and the Memcached says it is Degraded because of it.
 func TestAMemberOnALostNodeIsDeletedForTheStatefulSetToMakeAgain(t *testing.T) {
 	ns := newNamespace(t)
 	createMemcached(t, ns, 2, nil)
@@ -29,4 +31,7 @@ func TestAMemberOnALostNodeIsDeletedForTheStatefulSetToMakeAgain(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cache-0"}, &corev1.Pod{}); err != nil {
 		t.Errorf("cache-0, on no lost node: %v", err)
 	}
+	fresh := kubesim.LostNode(t, k8s, ns+"-just-lost", time.Second)
+	kubesim.BindPod(t, k8s, ns, "cache-0", fresh.Name)
+	waitMemcached(t, ns, degradedIs(metav1.ConditionTrue, appsv1alpha1.ReasonNodeLost))
 }

@@ -24,7 +24,7 @@ import (
 // that carry its selector labels (or podsErr, why they could not be read) and from the error of
 // the current pass, if any. Pods that could not be read leave the members last reported in place
 // and Available and Degraded Unknown.
-func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.StatefulSet, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.MemcachedStatus {
+func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.StatefulSet, pods []corev1.Pod, lost []conditions.PodProblem, podsErr, reconcileErr error) appsv1alpha1.MemcachedStatus {
 	status := *mc.Status.DeepCopy()
 	status.Rollout = d.Status
 	status.ObservedGeneration = mc.Generation
@@ -65,7 +65,7 @@ func computeStatus(mc *appsv1alpha1.Memcached, d rollout.Decision, sts *appsv1.S
 	conditions.SetHealthConditions(&status.Conditions, mc.Generation,
 		availableCondition,
 		d.Progressing(progressingCondition),
-		d.Degraded(degraded(memberPods, podsErr, reconcileErr), reconcileErr))
+		d.Degraded(degraded(memberPods, lost, podsErr, reconcileErr), reconcileErr))
 	return status
 }
 
@@ -161,12 +161,12 @@ func progressing(mc *appsv1alpha1.Memcached, sts *appsv1.StatefulSet, complete b
 	return c
 }
 
-// degraded is True when the pass failed or a member cannot run without help (PodsDegraded), and
-// Unknown when the members could not be read.
-func degraded(memberPods []corev1.Pod, podsErr, reconcileErr error) conditions.Condition {
+// degraded is True when the pass failed or a member cannot run without help or is on a lost node
+// (PodsDegraded), and Unknown when the members could not be read.
+func degraded(memberPods []corev1.Pod, lost []conditions.PodProblem, podsErr, reconcileErr error) conditions.Condition {
 	if reconcileErr != nil {
 		return conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
 			Reason: failure.Reason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	return conditions.PodsDegraded(memberPods, podsErr)
+	return conditions.PodsDegraded(memberPods, lost, podsErr)
 }

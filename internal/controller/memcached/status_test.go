@@ -144,7 +144,7 @@ func TestComputeStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := computeStatus(newMemcached(tt.size), rollout.Decision{}, tt.sts, tt.pods, nil, tt.err)
+			got := computeStatus(newMemcached(tt.size), rollout.Decision{}, tt.sts, tt.pods, nil, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Size != tt.want.size || got.ReadyReplicas != tt.want.ready || !slices.Equal(got.Nodes, tt.want.nodes) {
 				t.Errorf("observedGeneration/size/ready/nodes = %d/%d/%d/%q, want 7/%d/%d/%q",
 					got.ObservedGeneration, got.Size, got.ReadyReplicas, got.Nodes, tt.want.size, tt.want.ready, tt.want.nodes)
@@ -176,14 +176,14 @@ func TestComputeStatus(t *testing.T) {
 func TestNodesAreBounded(t *testing.T) {
 	mc := newMemcached(appsv1alpha1.MaxMemcachedSize)
 	pods := readyPods(appsv1alpha1.MaxMemcachedSize + 10)
-	got := computeStatus(mc, rollout.Decision{}, statefulSet(image, 256, 266, 266, 266), pods, nil, nil)
+	got := computeStatus(mc, rollout.Decision{}, statefulSet(image, 256, 266, 266, 266), pods, nil, nil, nil)
 	if len(got.Nodes) != appsv1alpha1.MaxMemcachedSize || got.ReadyReplicas != 266 {
 		t.Errorf("%d nodes, %d ready; want %d nodes, 266 ready", len(got.Nodes), got.ReadyReplicas, appsv1alpha1.MaxMemcachedSize)
 	}
 }
 
 func TestScaledToZeroExplainsWhy(t *testing.T) {
-	got := computeStatus(newMemcached(0), rollout.Decision{}, statefulSet(image, 0, 0, 0, 0), nil, nil, nil)
+	got := computeStatus(newMemcached(0), rollout.Decision{}, statefulSet(image, 0, 0, 0, 0), nil, nil, nil, nil)
 	c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable)
 	if c.Message == "" || c.Reason != appsv1alpha1.ReasonScaledToZero {
 		t.Errorf("Available = %+v", c)
@@ -193,8 +193,8 @@ func TestScaledToZeroExplainsWhy(t *testing.T) {
 func TestComputeStatusIsStable(t *testing.T) {
 	mc := newMemcached(2)
 	sts := statefulSet(image, 2, 2, 2, 2)
-	mc.Status = computeStatus(mc, rollout.Decision{}, sts, readyPods(2), nil, nil)
-	again := computeStatus(mc, rollout.Decision{}, sts, reversed(readyPods(2)), nil, nil)
+	mc.Status = computeStatus(mc, rollout.Decision{}, sts, readyPods(2), nil, nil, nil)
+	again := computeStatus(mc, rollout.Decision{}, sts, reversed(readyPods(2)), nil, nil, nil)
 	if !equality.Semantic.DeepEqual(mc.Status, again) {
 		t.Errorf("a second pass over the same observation changed the status:\n%+v\n%+v", mc.Status, again)
 	}
@@ -236,8 +236,8 @@ func TestMemberChanged(t *testing.T) {
 func TestUnreadablePodsKeepTheMembers(t *testing.T) {
 	mc := newMemcached(3)
 	sts := statefulSet(image, 3, 3, 3, 3)
-	mc.Status = computeStatus(mc, rollout.Decision{}, sts, readyPods(3), nil, nil)
-	got := computeStatus(mc, rollout.Decision{}, sts, nil, errors.New("cache not started"), nil)
+	mc.Status = computeStatus(mc, rollout.Decision{}, sts, readyPods(3), nil, nil, nil)
+	got := computeStatus(mc, rollout.Decision{}, sts, nil, nil, errors.New("cache not started"), nil)
 	if got.ReadyReplicas != 3 || !slices.Equal(got.Nodes, []string{"cache-0", "cache-1", "cache-2"}) {
 		t.Errorf("ready/nodes = %d/%q after a failed read, want the 3 members kept", got.ReadyReplicas, got.Nodes)
 	}
@@ -251,18 +251,18 @@ func TestUnreadablePodsKeepTheMembers(t *testing.T) {
 // TestScaleUpKeepsAvailable scales a healthy Memcached from 3 to 5: the 3 members still serve.
 func TestScaleUpKeepsAvailable(t *testing.T) {
 	mc := newMemcached(3)
-	mc.Status = computeStatus(mc, rollout.Decision{}, statefulSet(image, 3, 3, 3, 3), readyPods(3), nil, nil)
+	mc.Status = computeStatus(mc, rollout.Decision{}, statefulSet(image, 3, 3, 3, 3), readyPods(3), nil, nil, nil)
 	became := meta.FindStatusCondition(mc.Status.Conditions, appsv1alpha1.ConditionAvailable).LastTransitionTime
 	mc.Spec.Size = ptr.To[int32](5)
 	later := func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(became.Add(time.Minute)) }
 	pods := append(readyPods(3), pod(3, false, later), pod(4, false, later))
-	got := computeStatus(mc, rollout.Decision{}, statefulSet(image, 5, 5, 5, 3), pods, nil, nil)
+	got := computeStatus(mc, rollout.Decision{}, statefulSet(image, 5, 5, 5, 3), pods, nil, nil, nil)
 	if c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable); c.Status != metav1.ConditionTrue {
 		t.Errorf("Available = %+v during a scale up, want True", c)
 	}
 	// A member that served and stopped is not a member being added.
 	pods = append(readyPods(2), pod(2, false), pod(3, false, later), pod(4, false, later))
-	got = computeStatus(mc, rollout.Decision{}, statefulSet(image, 5, 5, 5, 2), pods, nil, nil)
+	got = computeStatus(mc, rollout.Decision{}, statefulSet(image, 5, 5, 5, 2), pods, nil, nil, nil)
 	if c := meta.FindStatusCondition(got.Conditions, appsv1alpha1.ConditionAvailable); c.Status != metav1.ConditionFalse {
 		t.Errorf("Available = %+v with a serving member lost, want False", c)
 	}

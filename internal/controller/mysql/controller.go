@@ -5,6 +5,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/podmonitor"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
@@ -98,10 +100,11 @@ type observed struct {
 	// claimErr is why the data PVC could not be read.
 	claimErr error
 	// pods are the server's pods, or podsErr why they could not be read; podsRead tells whether
-	// the pass has read them.
+	// the pass has read them; lost are the problems of those on lost nodes.
 	pods     []corev1.Pod
 	podsErr  error
 	podsRead bool
+	lost     []conditions.PodProblem
 	// refusal explains why the spec's image was not rolled out, or is empty.
 	refusal string
 	// rollbackRefusal explains why a failed revision was not rolled back, or is empty.
@@ -177,6 +180,8 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	// Pods that could not be read show no failure: the status reports the read error, and the
 	// pass is retried.
 	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
+	lost, lostErr := nodeloss.Problems(ctx, r.Client, seen.pods)
+	seen.lost, seen.podsErr = lost, errors.Join(seen.podsErr, lostErr)
 	seen.podsRead = true
 	nextBackup, err := r.decide(ctx, p, seen, time.Now())
 	if err != nil {

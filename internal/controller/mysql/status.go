@@ -203,7 +203,7 @@ func primaryWaiting(m *appsv1alpha1.MySQL, views []replication.View) (reason, me
 }
 
 // degraded is True when the pass failed, a downgrade or a rollback was refused or the server's pod
-// cannot run (PodsDegraded), and Unknown when the pod could not be read.
+// cannot run or is on a lost node (PodsDegraded), and Unknown when the pod could not be read.
 func degraded(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) conditions.Condition {
 	c := conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Reason: appsv1alpha1.ReasonAsExpected}
 	waitingReason, waiting := primaryWaiting(m, seen.cluster.views)
@@ -223,7 +223,7 @@ func degraded(m *appsv1alpha1.MySQL, seen observed, reconcileErr error) conditio
 	case waitingReason != "":
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, waitingReason, waiting
 	default:
-		return conditions.PodsDegraded(seen.pods, seen.podsErr)
+		return conditions.PodsDegraded(seen.pods, seen.lost, seen.podsErr)
 	}
 	return c
 }

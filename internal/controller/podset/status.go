@@ -26,7 +26,7 @@ type counts struct {
 // created), whose current template hash is hash, and from the error of the pass, if any. When the
 // pods could not be read (podsErr), the pods last reported stay and every condition is Unknown: a
 // failed read is no evidence that the pods are gone.
-func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.PodSetStatus {
+func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pods []corev1.Pod, lost []conditions.PodProblem, podsErr, reconcileErr error) appsv1alpha1.PodSetStatus {
 	status := *ps.Status.DeepCopy()
 	status.Rollout = d.Status
 	status.ObservedGeneration = ps.Generation
@@ -58,7 +58,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, hash string, d rollout.Decision, pod
 	conditions.SetHealthConditions(&status.Conditions, ps.Generation,
 		available(want, c, starting),
 		d.Progressing(progressing(want, c, complete, rollingOut)),
-		d.Degraded(degraded(active, reconcileErr), reconcileErr))
+		d.Degraded(degraded(active, lost, reconcileErr), reconcileErr))
 	return status
 }
 
@@ -138,11 +138,12 @@ func progressing(want int32, c counts, complete, rollingOut bool) conditions.Con
 	return cond
 }
 
-// degraded is True when the pass failed or one of the PodSet's pods cannot run (PodsDegraded).
-func degraded(pods []corev1.Pod, reconcileErr error) conditions.Condition {
+// degraded is True when the pass failed or one of the PodSet's pods cannot run or is on a lost node
+// (PodsDegraded).
+func degraded(pods []corev1.Pod, lost []conditions.PodProblem, reconcileErr error) conditions.Condition {
 	if reconcileErr != nil {
 		return conditions.Condition{Type: appsv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue,
 			Reason: failure.Reason(reconcileErr), Message: reconcileErr.Error()}
 	}
-	return conditions.PodsDegraded(pods, nil)
+	return conditions.PodsDegraded(pods, lost, nil)
 }

@@ -65,7 +65,7 @@ func TestComputeStatus(t *testing.T) {
 			ps := testPodSet(tt.replicas, 1)
 			ps.Generation = 7
 			ps.Status.TemplateHash = tt.lastHash
-			got := computeStatus(ps, newHash, rollout.Decision{}, tt.pods, nil, tt.err)
+			got := computeStatus(ps, newHash, rollout.Decision{}, tt.pods, nil, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Selector != "app.kubernetes.io/instance=web,app.kubernetes.io/name=podset" {
 				t.Errorf("observedGeneration/selector = %d/%q", got.ObservedGeneration, got.Selector)
 			}
@@ -92,7 +92,7 @@ func TestComputeStatus(t *testing.T) {
 			}
 			// The same observation again gives the same status, so an idle PodSet writes nothing.
 			ps.Status = got
-			if again := computeStatus(ps, newHash, rollout.Decision{}, tt.pods, nil, tt.err); !equality.Semantic.DeepEqual(again, got) {
+			if again := computeStatus(ps, newHash, rollout.Decision{}, tt.pods, nil, nil, tt.err); !equality.Semantic.DeepEqual(again, got) {
 				t.Errorf("status changed on a second pass:\n%+v\n%+v", got, again)
 			}
 		})
@@ -104,7 +104,7 @@ func TestPodNamesAreBounded(t *testing.T) {
 	for i := 299; i >= 0; i-- {
 		observed = append(observed, testPod(fmt.Sprintf("web-%d", i)))
 	}
-	got := computeStatus(testPodSet(300, 1), newHash, rollout.Decision{}, observed, nil, nil)
+	got := computeStatus(testPodSet(300, 1), newHash, rollout.Decision{}, observed, nil, nil, nil)
 	if got.Replicas != 300 || len(got.PodNames) != 256 || got.PodNames[0] != "web-0" || got.PodNames[255] != "web-255" {
 		t.Errorf("replicas %d, %d names from %s to %s; want 300, 256 from web-0 to web-255",
 			got.Replicas, len(got.PodNames), got.PodNames[0], got.PodNames[len(got.PodNames)-1])
@@ -120,8 +120,8 @@ func crashLooping(pod *corev1.Pod) {
 // and every condition is Unknown rather than a confident False.
 func TestUnreadablePodsKeepThePodList(t *testing.T) {
 	ps := testPodSet(2, 1)
-	ps.Status = computeStatus(ps, newHash, rollout.Decision{}, pods(testPod("web-0"), testPod("web-1")), nil, nil)
-	got := computeStatus(ps, newHash, rollout.Decision{}, nil, errors.New("cache not started"), nil)
+	ps.Status = computeStatus(ps, newHash, rollout.Decision{}, pods(testPod("web-0"), testPod("web-1")), nil, nil, nil)
+	got := computeStatus(ps, newHash, rollout.Decision{}, nil, nil, errors.New("cache not started"), nil)
 	if got.Replicas != 2 || got.ReadyReplicas != 2 || !slices.Equal(got.PodNames, []string{"web-0", "web-1"}) {
 		t.Errorf("replicas/ready/podNames = %d/%d/%v after a failed read, want the two pods kept", got.Replicas, got.ReadyReplicas, got.PodNames)
 	}
@@ -136,7 +136,7 @@ func TestUnreadablePodsKeepThePodList(t *testing.T) {
 // unavailable, while a pod that served and stopped does.
 func TestScaleUpKeepsAvailable(t *testing.T) {
 	ps := testPodSet(3, 1)
-	ps.Status = computeStatus(ps, newHash, rollout.Decision{}, pods(testPod("web-0"), testPod("web-1"), testPod("web-2")), nil, nil)
+	ps.Status = computeStatus(ps, newHash, rollout.Decision{}, pods(testPod("web-0"), testPod("web-1"), testPod("web-2")), nil, nil, nil)
 	became := meta.FindStatusCondition(ps.Status.Conditions, "Available").LastTransitionTime
 	added := func(pod *corev1.Pod) { pod.CreationTimestamp = metav1.NewTime(became.Add(time.Minute)) }
 
@@ -145,12 +145,12 @@ func TestScaleUpKeepsAvailable(t *testing.T) {
 		"new pods not created yet": pods(testPod("web-0"), testPod("web-1"), testPod("web-2")),
 		"new pods starting":        pods(testPod("web-0"), testPod("web-1"), testPod("web-2"), testPod("web-3", notReady, added), testPod("web-4", notReady, added)),
 	} {
-		if c := meta.FindStatusCondition(computeStatus(ps, newHash, rollout.Decision{}, observed, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(computeStatus(ps, newHash, rollout.Decision{}, observed, nil, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionTrue {
 			t.Errorf("%s: Available = %+v, want True while capacity is added", name, c)
 		}
 	}
 	stopped := pods(testPod("web-0"), testPod("web-1", notReady), testPod("web-2"), testPod("web-3", added), testPod("web-4", added))
-	if c := meta.FindStatusCondition(computeStatus(ps, newHash, rollout.Decision{}, stopped, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionFalse {
+	if c := meta.FindStatusCondition(computeStatus(ps, newHash, rollout.Decision{}, stopped, nil, nil, nil).Conditions, "Available"); c.Status != metav1.ConditionFalse {
 		t.Errorf("a serving pod stopped: Available = %+v, want False", c)
 	}
 }

@@ -4,6 +4,7 @@ package webserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,7 +69,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return rolloutComplete(pass.Observed(dep), target) },
 		Status: func(passErr error) error {
-			ws.Status = computeStatus(target, p.Decision, pass.Observed(dep), pods, podsErr, passErr)
+			lost, lostErr := nodeloss.Problems(ctx, r.Client, pods)
+			podsErr := errors.Join(podsErr, lostErr)
+			ws.Status = computeStatus(target, p.Decision, pass.Observed(dep), pods, lost, podsErr, passErr)
 			r.recordUpgrade(p.Original, ws)
 			return podsErr
 		},
@@ -81,7 +84,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	}
 	// A pod on a lost node would stay, unready, until its eviction five minutes later: gone, its
 	// Deployment makes another at once.
-	_, recheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, ws, pods)
+	pods, recheck, err := nodeloss.FreeFrom(ctx, r.Client, r.Recorder, ws, pods)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -15,8 +15,9 @@ import (
 // computeStatus derives the status of ws, whose spec is the one the pass applied (the last good
 // revision's pod fields while the spec's revision is rolled back), from the pass's rollout
 // decision, from its Deployment as last observed (nil when it does not exist yet or could not be
-// read), from its pods (or the error reading them) and from the error of the current pass, if any.
-func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.Deployment, pods []corev1.Pod, podsErr, reconcileErr error) appsv1alpha1.WebServerStatus {
+// read), from its pods (or the error reading them), the problems of those on lost nodes, and from
+// the error of the current pass, if any.
+func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.Deployment, pods []corev1.Pod, lost []conditions.PodProblem, podsErr, reconcileErr error) appsv1alpha1.WebServerStatus {
 	status := *ws.Status.DeepCopy()
 	status.Rollout = d.Status
 	status.ObservedGeneration = ws.Generation
@@ -35,7 +36,7 @@ func computeStatus(ws *appsv1alpha1.WebServer, d rollout.Decision, dep *appsv1.D
 	conditions.SetHealthConditions(&status.Conditions, ws.Generation,
 		conditions.DeploymentAvailable(dep, want, conditions.StartingPods(ws.Status.Conditions, pods, ws.DesiredReplicas()), reconcileErr),
 		d.Progressing(conditions.DeploymentProgressing(dep, want, complete, reconcileErr)),
-		d.Degraded(conditions.DeploymentDegraded(dep, pods, podsErr, reconcileErr), reconcileErr))
+		d.Degraded(conditions.DeploymentDegraded(dep, pods, lost, podsErr, reconcileErr), reconcileErr))
 	return status
 }
 

@@ -83,7 +83,7 @@ func TestComputeStatusFromPods(t *testing.T) {
 				}
 			}
 			dep := deployment("nginx:1.23.1", tt.replicas, int32(len(tt.pods)), int32(len(tt.pods)), ready)
-			got := computeStatus(ws, rollout.Decision{}, dep, tt.pods, tt.podsErr, nil)
+			got := computeStatus(ws, rollout.Decision{}, dep, tt.pods, nil, tt.podsErr, nil)
 			checkConditions(t, got.Conditions, 7, tt.available, tt.progressing, tt.degraded)
 			if tt.degradedMessage != "" {
 				for _, c := range got.Conditions {

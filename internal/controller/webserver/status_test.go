@@ -70,7 +70,7 @@ func TestComputeStatus(t *testing.T) {
 				Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To(tt.replicas), Image: "nginx:1.23.1"},
 				Status:     appsv1alpha1.WebServerStatus{Image: tt.statusImage},
 			}
-			got := computeStatus(ws, rollout.Decision{}, tt.dep, nil, nil, tt.err)
+			got := computeStatus(ws, rollout.Decision{}, tt.dep, nil, nil, nil, tt.err)
 			if got.ObservedGeneration != 7 || got.Image != tt.want.image {
 				t.Errorf("observedGeneration/image = %d/%q, want 7/%q", got.ObservedGeneration, got.Image, tt.want.image)
 			}
@@ -111,8 +111,8 @@ func TestComputeStatusIsStable(t *testing.T) {
 		Spec:       appsv1alpha1.WebServerSpec{Replicas: ptr.To[int32](2), Image: "nginx:1.23.1"},
 	}
 	dep := deployment("nginx:1.23.1", 2, 2, 2, 2)
-	ws.Status = computeStatus(ws, rollout.Decision{}, dep, nil, nil, nil)
-	again := computeStatus(ws, rollout.Decision{}, dep, nil, nil, nil)
+	ws.Status = computeStatus(ws, rollout.Decision{}, dep, nil, nil, nil, nil)
+	again := computeStatus(ws, rollout.Decision{}, dep, nil, nil, nil, nil)
 	if !equalStatus(ws.Status, again) {
 		t.Errorf("a second pass over the same observation changed the status:\n%+v\n%+v", ws.Status, again)
 	}

@@ -5,6 +5,7 @@ package wordpress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
 	"github.com/appkeeper/appkeeper/internal/rollout"
@@ -70,9 +72,11 @@ type observed struct {
 	// dbProblem says why the database cannot be used, or is empty.
 	dbProblem string
 	dbReason  string
-	// pods are the site's pods, or podsErr why they could not be read.
+	// pods are the site's pods, or podsErr why they could not be read; lost are the problems of
+	// those on lost nodes.
 	pods    []corev1.Pod
 	podsErr error
+	lost    []conditions.PodProblem
 	// restore is a restore of wp-content that is not over.
 	restore restoreState
 	// applied is true once the pass has applied the Deployment, which then runs what it builds.
@@ -99,6 +103,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return seen.applied && rolloutComplete(seen.dep, target) },
 		Status: func(passErr error) error {
+			lost, lostErr := nodeloss.Problems(ctx, r.Client, seen.pods)
+			seen.lost, seen.podsErr = lost, errors.Join(seen.podsErr, lostErr)
 			wp.Status = computeStatus(target, p.Decision, seen, passErr)
 			r.warnRestoreStuck(ctx, p.Original.Status.Conditions, wp.Status.Conditions, wp)
 			// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
@@ -114,7 +120,16 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	if target.Spec, err = rollout.Target(p.Decision, wp.Spec, podFields); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.reconcileSite(ctx, target, &seen)
+	var recheck time.Duration
+	// A pod on a lost node would stay until its eviction five minutes later; gone, its Deployment
+	// makes another at once. Only when wp-content is shared: a volume one node mounts may still be
+	// held by the lost node, and the replacement could not mount it anyway.
+	if resources.ContentShared(wp) && seen.podsErr == nil {
+		if seen.pods, recheck, err = nodeloss.FreeFrom(ctx, r.Client, r.Recorder, wp, seen.pods); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: recheck}, r.reconcileSite(ctx, target, &seen)
 }
 
 // reconcileSite applies the children of the site itself, wp as the pass builds it: salts,

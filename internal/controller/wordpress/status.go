@@ -57,7 +57,7 @@ func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed
 	}
 	available := conditions.DeploymentAvailable(seen.dep, want, conditions.StartingPods(wp.Status.Conditions, seen.pods, wp.DesiredReplicas()), reconcileErr)
 	progressing := d.Progressing(conditions.DeploymentProgressing(seen.dep, want, complete, reconcileErr))
-	degraded := d.Degraded(conditions.DeploymentDegraded(seen.dep, seen.pods, seen.podsErr, reconcileErr), reconcileErr)
+	degraded := d.Degraded(conditions.DeploymentDegraded(seen.dep, seen.pods, seen.lost, seen.podsErr, reconcileErr), reconcileErr)
 	if seen.dep == nil && seen.dbProblem != "" {
 		available.Reason, available.Message = seen.dbReason, "the site starts once its database is ready: "+seen.dbProblem
 		available.Status = metav1.ConditionFalse

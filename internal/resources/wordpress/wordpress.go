@@ -156,6 +156,12 @@ func Deployment(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *appsv1ac.De
 				WithSpec(pod)))
 }
 
+// ContentShared is true when wp-content can be mounted from several nodes at once: a pod on a lost
+// node then holds nothing a replacement needs.
+func ContentShared(wp *appsv1alpha1.WordPress) bool {
+	return shared(wp.Spec.Storage.AccessModes)
+}
+
 // shared is true when every replica can mount the volume at once.
 func shared(modes []corev1.PersistentVolumeAccessMode) bool {
 	for _, m := range modes {
