@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/appkeeper/appkeeper/test/framework/await"
@@ -99,43 +97,5 @@ func (c *clusterUnderTest) drainWaits(t *testing.T) {
 	if after := c.get(); after.Status.Primary != before.Status.Primary || after.Status.Epoch != before.Status.Epoch {
 		t.Errorf("the primary moved from %s (epoch %d) to %s (epoch %d) with no node to go to",
 			before.Status.Primary, before.Status.Epoch, after.Status.Primary, after.Status.Epoch)
-	}
-}
-
-// drain cordons node and evicts the pods of ns on it, each retried as kubectl drain retries an
-// eviction a disruption budget refuses, until every one is gone; the node is uncordoned when the
-// test ends. Only ns's pods go, so that the scenarios running beside this one keep theirs.
-func drain(t *testing.T, ns, node string) {
-	t.Helper()
-	setUnschedulable(t, node, true)
-	t.Cleanup(func() { setUnschedulable(t, node, false) })
-	await.Eventually(t, timeout, func(ctx context.Context) error {
-		pods := &corev1.PodList{}
-		if err := k8s.List(ctx, pods, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		left := 0
-		for i := range pods.Items {
-			if pod := &pods.Items[i]; pod.Spec.NodeName == node {
-				left++
-				if err := testcluster.Evict(ctx, k8s, pod); err != nil && !apierrors.IsTooManyRequests(err) && !apierrors.IsNotFound(err) {
-					return err
-				}
-			}
-		}
-		if left > 0 {
-			return fmt.Errorf("%d pods of %s still on %s", left, ns, node)
-		}
-		return nil
-	})
-}
-
-// setUnschedulable cordons node, as kubectl cordon does, or uncordons it.
-func setUnschedulable(t *testing.T, node string, cordoned bool) {
-	t.Helper()
-	patch := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, cordoned))
-	if err := k8s.Patch(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
-		client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
 	}
 }

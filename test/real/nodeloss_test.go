@@ -5,6 +5,7 @@ package real
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // A node lost for good while a WebServer, a Memcached and a PodSet of three pods each run, their
 // pods spread over the three nodes: the API server keeps the lost node's pods until the node is
 // found lost, then the operator deletes them, and each instance is whole again on the two nodes
-// left. The node's power then comes back, for the scenarios that follow.
+// left, having said in between that it was Degraded because of the lost node. The node's power
+// then comes back, for the scenarios that follow.
 func TestEveryKindIsWholeAgainOnTheNodesLeftAfterANodeIsLost(t *testing.T) {
 	ns := newNamespace(t, "lost", restricted)
 	created := time.Now()
@@ -74,10 +76,12 @@ spec:
 	if err := cluster.LoseNode(node); err != nil {
 		t.Fatal(err)
 	}
-	// All at once: each says what it says of its pod on the lost node only while it is unready.
+	// Every instance at every poll: each says what it says of its pod on the lost node only while
+	// the pod is there.
 	whole := map[string]time.Duration{}
-	degraded := map[string]bool{}
+	degraded := map[string]string{}
 	await.Eventually(t, 4*time.Minute, func(ctx context.Context) error {
+		var notYet []string
 		for _, in := range instances {
 			if _, done := whole[in.kind]; done {
 				continue
@@ -87,14 +91,21 @@ spec:
 				return err
 			}
 			if !is {
-				return fmt.Errorf("%s %s is not whole again yet", in.kind, in.name)
+				notYet = append(notYet, in.kind+" "+in.name)
+				continue
 			}
 			whole[in.kind] = time.Since(lost)
+		}
+		if len(notYet) > 0 {
+			return fmt.Errorf("not whole again yet: %s", strings.Join(notYet, ", "))
 		}
 		return nil
 	})
 	for _, in := range instances {
-		t.Logf("%s %s whole again on the nodes left %s after %s was lost; Degraded in between: %t", in.kind, in.name, whole[in.kind].Round(time.Second), node, degraded[in.kind])
+		t.Logf("%s %s whole again on the nodes left %s after %s was lost; Degraded in between: %s", in.kind, in.name, whole[in.kind].Round(time.Second), node, degraded[in.kind])
+		if degraded[in.kind] == "" {
+			t.Errorf("%s %s never said Degraded %s while its pod was on the lost node %s", in.kind, in.name, appsv1alpha1.ReasonNodeLost, node)
+		}
 	}
 	await.WantEvents(t, k8s, ns, time.Minute, appsv1alpha1.EventLostNodePodDeleted)
 }
@@ -105,14 +116,15 @@ type lostNodeInstance struct {
 }
 
 // wholeWithout tells whether the instance is Available with three ready pods, none on node, and
-// records in degraded whether it said Degraded.
-func (in lostNodeInstance) wholeWithout(ctx context.Context, ns, node string, degraded map[string]bool) (bool, error) {
+// records in degraded what it said when it said it was Degraded because of node.
+func (in lostNodeInstance) wholeWithout(ctx context.Context, ns, node string, degraded map[string]string) (bool, error) {
 	conds, generation, err := conditionsOf(ctx, ns, in.kind, in.name)
 	if err != nil {
 		return false, err
 	}
-	if meta.IsStatusConditionTrue(conds, appsv1alpha1.ConditionDegraded) {
-		degraded[in.kind] = true
+	if c := meta.FindStatusCondition(conds, appsv1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue &&
+		c.Reason == appsv1alpha1.ReasonNodeLost && strings.Contains(c.Message, "its node "+node+" ") {
+		degraded[in.kind] = c.Message
 	}
 	pods := &corev1.PodList{}
 	if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(in.labels)); err != nil {

@@ -203,7 +203,7 @@ spec:
       image: %s
       storage: {size: 1Gi}
 `, wordpressImage, int(progressDeadline.Seconds()), mariadbImage), "apply", "-n", ns, "-f", "-")
-	site := waitWordPress(t, ns, created)
+	site := waitWordPress(t, ns, created, 1)
 	installSite(t, site, "editor", "a long passphrase for the test site")
 	counted := testenv.Rollbacks(t, "WordPress")
 

@@ -110,24 +110,7 @@ spec:
 	t.Run("a drain moves a pod to another node without a failed request", func(t *testing.T) {
 		image := nginxImage + "-b"
 		node := waitWebServer(t, ns, 2, image)[0].Spec.NodeName
-		p := startPoller(service, welcome)
-		time.Sleep(time.Second)
-		drained := time.Now()
-		drain(t, ns, node)
-		pods := waitWebServer(t, ns, 2, image)
-		moved := time.Since(drained).Round(time.Millisecond)
-		// The evicted pod's connections drain after it leaves the Service: keep asking a little longer.
-		time.Sleep(2 * time.Second)
-		ok, failures, _ := p.stop()
-		t.Logf("%s drained of its pod, both answering again on other nodes %s later; %d requests answered, %d failed", node, moved, ok, len(failures))
-		if len(failures) > 0 {
-			t.Errorf("%d requests to the Service failed during the drain:\n%s", len(failures), strings.Join(failures, "\n"))
-		}
-		for _, pod := range pods {
-			if pod.Spec.NodeName == node {
-				t.Errorf("pod %s is on %s, drained", pod.Name, node)
-			}
-		}
+		pods := drainAsked(t, ns, node, service, welcome, func() []corev1.Pod { return waitWebServer(t, ns, 2, image) })
 		requireAnswers(t, service, pods)
 	})
 }

@@ -50,7 +50,7 @@ spec:
 	}
 	created := time.Now()
 	kubectl(t, site(""), "apply", "-n", ns, "-f", "-")
-	url := waitWordPress(t, ns, created)
+	url := waitWordPress(t, ns, created, 1)
 	const admin, password = "editor", "a long passphrase for the test site"
 	installSite(t, url, admin, password)
 	title := "Kept across a disaster " + time.Now().Format("150405")
@@ -105,7 +105,7 @@ spec:
 
 	restored := time.Now()
 	kubectl(t, site("  restore: {backupName: launch}\n"), "apply", "-n", ns, "-f", "-")
-	url = waitWordPress(t, ns, restored)
+	url = waitWordPress(t, ns, restored, 1)
 	t.Logf("site restored and Available %s after it was created", time.Since(restored).Round(time.Second))
 	requirePost(t, url, id, title)
 	requireBody(t, uploadURL, upload)

@@ -37,7 +37,7 @@ spec:
 `, wordpressImage, mariadbImage)
 	created := time.Now()
 	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
-	site := waitWordPress(t, ns, created)
+	site := waitWordPress(t, ns, created, 1)
 
 	const admin, password = "editor", "a long passphrase for the test site"
 	installSite(t, site, admin, password)
@@ -63,7 +63,7 @@ spec:
 	})
 	recreated := time.Now()
 	kubectl(t, manifest, "apply", "-n", ns, "-f", "-")
-	site = waitWordPress(t, ns, recreated)
+	site = waitWordPress(t, ns, recreated, 1)
 	requirePost(t, site, id, title)
 }
 
@@ -94,9 +94,9 @@ func installSite(t *testing.T, site, admin, password string) {
 	t.Logf("site installed through its form in %s", time.Since(installed).Round(time.Millisecond))
 }
 
-// waitWordPress waits until the WordPress blog and its MySQL are Available and the site's pod
-// runs on the real node, logs the time since since, and returns the site's URL.
-func waitWordPress(t *testing.T, ns string, since time.Time) string {
+// waitWordPress waits until the WordPress blog and its MySQL are Available and the site's replicas
+// pods run on the real nodes, logs the time since since, and returns the site's URL.
+func waitWordPress(t *testing.T, ns string, since time.Time, replicas int) string {
 	t.Helper()
 	took := waitAvailable(t, ns, "WordPress", "blog", since)
 	wp := &appsv1alpha1.WordPress{}
@@ -104,7 +104,7 @@ func waitWordPress(t *testing.T, ns string, since time.Time) string {
 		t.Fatal(err)
 	}
 	waitAvailable(t, ns, "MySQL", wp.MySQLName(), since)
-	waitPods(t, ns, wp.SelectorLabels(), 1, wordpressImage)
+	waitPods(t, ns, wp.SelectorLabels(), replicas, wordpressImage)
 	t.Logf("pod start latency: WordPress and its MySQL Available %s after the WordPress was created", took)
 	if wp.Status.URL == "" {
 		t.Fatal("the WordPress reports no URL")
