@@ -58,9 +58,9 @@ type Reconciler struct {
 	members memberPools
 
 	// unanswered remembers since when each cluster's primary has not answered.
-	unanswered unansweredPrimaries
+	unanswered primaryFaults
 	// cutOff remembers since when no replica of each cluster has received from its primary.
-	cutOff unansweredPrimaries
+	cutOff primaryFaults
 
 	// shippers remembers what each MySQL's shipper last said, and when.
 	shippers shipperReadings

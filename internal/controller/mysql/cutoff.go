@@ -30,7 +30,7 @@ func (r *Reconciler) failOverWhenCutOff(ctx context.Context, p *pass.Pass[*appsv
 	key := client.ObjectKeyFromObject(m)
 	why, cut := cutOff(state.views, replication.Named(members, m.Status.Primary))
 	if !cut || proc.Durability.AckTimeout > 0 {
-		r.cutOff.answered(key)
+		r.cutOff.cleared(key)
 		return nil
 	}
 	since := r.cutOff.sinceWhen(key, m.Status.Primary, time.Now())
@@ -40,7 +40,7 @@ func (r *Reconciler) failOverWhenCutOff(ctx context.Context, p *pass.Pass[*appsv
 			m.Status.Primary, why, wait.Round(100*time.Millisecond))
 		return nil
 	}
-	r.cutOff.answered(key)
+	r.cutOff.cleared(key)
 	return r.failOver(ctx, p, proc, members, state, "no replica could receive from it: "+why, since)
 }
 

@@ -102,7 +102,7 @@ func (r *Reconciler) keepPrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1
 		time.Sleep(probeInterval / 2)
 		if again := observe(); slices.ContainsFunc(again, func(v replication.View) bool { return v.Name == primary && v.Err == nil }) {
 			state.views = again
-			r.unanswered.answered(key)
+			r.unanswered.cleared(key)
 			return false, nil
 		}
 		since := r.unanswered.sinceWhen(key, primary, detected)
@@ -114,9 +114,9 @@ func (r *Reconciler) keepPrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1
 		}
 		return false, r.failOver(ctx, p, proc, members, state, "it stopped answering", since)
 	case view.Observation.ReadOnly:
-		r.unanswered.answered(key)
+		r.unanswered.cleared(key)
 		return true, r.reopenOrFailOver(ctx, p, proc, members, state)
 	}
-	r.unanswered.answered(key)
+	r.unanswered.cleared(key)
 	return false, r.failOverWhenCutOff(ctx, p, proc, members, state)
 }
