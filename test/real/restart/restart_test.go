@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
@@ -24,10 +25,7 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 	if _, err := os.Stat(appkeeper); err != nil {
 		t.Fatalf("%s: run \"make build\" first", appkeeper)
 	}
-	before, err := localcluster.ReadHostState()
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := testcluster.HostState(t)
 	dir := t.TempDir()
 	// A bound against a hang, not a measure: two clusters start on a machine that may be running
 	// other suites beside this one.
@@ -65,7 +63,7 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	if diff := before.Diff(mustReadHostState(t)); len(diff) == 0 {
+	if diff := before.Diff(testcluster.HostState(t)); len(diff) == 0 {
 		t.Fatal("the killed cluster changed nothing on the host: the test proves nothing")
 	}
 
@@ -74,7 +72,7 @@ func TestKilledRealNodeIsCleanedUpByTheNextStart(t *testing.T) {
 	if b, err := second.CombinedOutput(); err != nil {
 		t.Fatalf("local up after a killed one: %v\n%s", err, b)
 	}
-	if diff := before.Diff(mustReadHostState(t)); len(diff) > 0 {
+	if diff := before.Diff(testcluster.HostState(t)); len(diff) > 0 {
 		t.Errorf("left on the host after a killed cluster and a clean one:\n%s", strings.Join(diff, "\n"))
 	}
 }
@@ -92,13 +90,4 @@ func waitReady(t *testing.T, out interface{ Read([]byte) (int, error) }) {
 		}
 	}
 	t.Fatal("local up exited before it was ready")
-}
-
-func mustReadHostState(t *testing.T) *localcluster.HostState {
-	t.Helper()
-	s, err := localcluster.ReadHostState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
