@@ -15,7 +15,7 @@ import (
 // runNodeFault does to a real node of the local cluster running on this host what happens to
 // machines: `appkeeper local node lose|hang|partition|heal NAME`.
 func runNodeFault(args []string) int {
-	usage := "Usage: appkeeper local node lose|hang|partition|heal NAME [--for DURATION] [--from-host]"
+	usage := "Usage: appkeeper local node lose|hang|partition|heal NAME [--for DURATION] [--from-host] [--from-api-server]"
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
@@ -23,7 +23,9 @@ func runNodeFault(args []string) int {
 	fault, name := args[0], args[1]
 	fs := flag.NewFlagSet("appkeeper local node "+fault, flag.ContinueOnError)
 	hangFor := fs.Duration("for", 30*time.Second, "hang: how long the node stays frozen")
-	fromHost := fs.Bool("from-host", false, "partition: cut the node's pods off from this host too (the control plane, the operator, the kubelets' probes)")
+	var cut localcluster.Partition
+	fs.BoolVar(&cut.FromHost, "from-host", false, "partition: cut the node's pods off from this host too (the control plane, the operator, the kubelets' probes)")
+	fs.BoolVar(&cut.FromAPIServer, "from-api-server", false, "partition: cut the node's kubelet off from the API server too: the node stops reporting while its pods run on")
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}
@@ -34,7 +36,7 @@ func runNodeFault(args []string) int {
 	// Ctrl-C during a hang thaws the node at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := localcluster.NodeFault(ctx, fault, name, *hangFor, *fromHost); err != nil {
+	if err := localcluster.NodeFault(ctx, fault, name, *hangFor, cut); err != nil {
 		fmt.Fprintf(os.Stderr, "appkeeper local node %s: %v\n", fault, err)
 		return 1
 	}

@@ -165,6 +165,9 @@ func cniConfig(n *realNode) string {
 `, bridgeName, podCIDR, bridgeIP, n.podAddress(2), n.podAddress(254), n.paths.path("cni", "ipam"))
 }
 
+// kubeletPort is where a kubelet serves its API, at its node's address: the kubelet's default.
+const kubeletPort = 10250
+
 // kubeletConfig is secure by default: no anonymous access, every request authorized by the API
 // server, clients authenticated by the CA only kube-apiserver has a certificate of. The images
 // cannot be pulled again, so the kubelet never collects them; the settings for cgroup v1 and the

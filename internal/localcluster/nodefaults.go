@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -58,16 +57,12 @@ func (c *Cluster) LoseNode(name string) error {
 
 func loseNode(n *realNode) error {
 	// Cut first, so that no connection to the node's pods ends with a reset a power cut never sends.
-	if err := cutNode(n, true); err != nil {
+	if err := cutNode(n, Partition{FromHost: true}); err != nil {
 		return err
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, stopGrace, true, func(context.Context) (bool, error) {
+	err := killUntilNone(50*time.Millisecond, stopGrace, func() []int {
 		pids := append(n.daemons(), shimsOf(n.paths.containerdSocket(), n.paths.root)...)
-		pids = append(pids, cgroupProcesses(n.name)...)
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		return len(pids) == 0, nil
+		return append(pids, cgroupProcesses(n.name)...)
 	})
 	if err != nil {
 		return fmt.Errorf("node %s: its processes outlived SIGKILL: %w", n.name, err)
@@ -101,16 +96,25 @@ func (n *realNode) daemons() []int {
 	})
 }
 
+// Partition says what a partition of a node cuts besides the traffic between its pods and the
+// other nodes' pods.
+type Partition struct {
+	// FromHost also cuts its pods off from this host, where the control plane, the operator, the
+	// kubelets' probes and a test's clients run.
+	FromHost bool
+	// FromAPIServer also cuts its kubelet off from the API server, both ways: the node stops
+	// reporting, and is found lost, while its pods run on.
+	FromAPIServer bool
+}
+
 // PartitionNode drops the traffic between the node's pods and the pods of every other node,
-// connections already open included; with fromHost, also between its pods and this host, where
-// the control plane, the kubelets and a test's clients run. The node and its kubelet keep talking
-// to the API server. HealNode ends the partition.
-func (c *Cluster) PartitionNode(name string, fromHost bool) error {
+// connections already open included, and what p adds. HealNode ends the partition.
+func (c *Cluster) PartitionNode(name string, p Partition) error {
 	n, err := c.realNode(name)
 	if err != nil {
 		return err
 	}
-	return cutNode(n, fromHost)
+	return cutNode(n, p)
 }
 
 // HealNode ends a partition of the node.
@@ -130,20 +134,34 @@ func partitionTable(n *realNode) string {
 	return "appkeeper_partition_" + strings.ReplaceAll(n.name, "-", "_")
 }
 
-func cutNode(n *realNode, fromHost bool) error {
-	own := n.podRange()
+func cutNode(n *realNode, p Partition) error {
+	own, table := n.podRange(), partitionTable(n)
 	rules := []string{
-		fmt.Sprintf("add table inet %s", partitionTable(n)),
-		fmt.Sprintf("add chain inet %s forward { type filter hook forward priority -10; policy accept; }", partitionTable(n)),
-		fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", partitionTable(n), own, podCIDR, own),
-		fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", partitionTable(n), own, podCIDR, own),
+		fmt.Sprintf("add table inet %s", table),
+		fmt.Sprintf("add chain inet %s forward { type filter hook forward priority -10; policy accept; }", table),
+		fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", table, own, podCIDR, own),
+		fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", table, own, podCIDR, own),
+		fmt.Sprintf("add chain inet %s input { type filter hook input priority -10; policy accept; }", table),
+		fmt.Sprintf("add chain inet %s output { type filter hook output priority -10; policy accept; }", table),
 	}
-	if fromHost {
+	if p.FromHost {
 		rules = append(rules,
-			fmt.Sprintf("add chain inet %s input { type filter hook input priority -10; policy accept; }", partitionTable(n)),
-			fmt.Sprintf("add rule inet %s input ip saddr %s drop", partitionTable(n), own),
-			fmt.Sprintf("add chain inet %s output { type filter hook output priority -10; policy accept; }", partitionTable(n)),
-			fmt.Sprintf("add rule inet %s output ip daddr %s drop", partitionTable(n), own),
+			fmt.Sprintf("add rule inet %s input ip saddr %s drop", table, own),
+			fmt.Sprintf("add rule inet %s output ip daddr %s drop", table, own),
+		)
+	}
+	if p.FromAPIServer {
+		relay, err := kubeletRelayPort(n)
+		if err != nil {
+			return err
+		}
+		// Both ends of the kubelet's connections to its relay, and of the API server's to the
+		// kubelet's server, are on this host: the output hook sees every packet of them.
+		rules = append(rules,
+			fmt.Sprintf("add rule inet %s output tcp dport %d drop", table, relay),
+			fmt.Sprintf("add rule inet %s output tcp sport %d drop", table, relay),
+			fmt.Sprintf("add rule inet %s output ip daddr %s tcp dport %d drop", table, n.address(), kubeletPort),
+			fmt.Sprintf("add rule inet %s output ip saddr %s tcp sport %d drop", table, n.address(), kubeletPort),
 		)
 	}
 	return nft(strings.Join(rules, "\n"))
@@ -213,9 +231,9 @@ func setFreezer(group, state string) error {
 }
 
 // NodeFault does to a real node of the cluster running on this host, whichever process runs it,
-// what the Cluster method of the same name does: "lose", "hang" (for d), "partition" (fromHost
-// as PartitionNode's), "heal".
-func NodeFault(ctx context.Context, fault, name string, d time.Duration, fromHost bool) error {
+// what the Cluster method of the same name does: "lose", "hang" (for d), "partition" (p as
+// PartitionNode's), "heal".
+func NodeFault(ctx context.Context, fault, name string, d time.Duration, p Partition) error {
 	was, err := loadHostState()
 	if err != nil {
 		return errors.New("no local cluster with a real node runs on this host")
@@ -231,7 +249,7 @@ func NodeFault(ctx context.Context, fault, name string, d time.Duration, fromHos
 	case "hang":
 		return hangNode(ctx, n, d)
 	case "partition":
-		return cutNode(n, fromHost)
+		return cutNode(n, p)
 	case "heal":
 		return healNode(n)
 	}

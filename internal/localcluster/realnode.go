@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,22 +257,25 @@ func nodeEnv(h *realNodes) []string {
 }
 
 // writeNodeCredentials gives each kubelet and kube-proxy identities of their own, and lets
-// kube-apiserver's kubelet client use the kubelets' API.
+// kube-apiserver's kubelet client use the kubelets' API. Each kubelet reaches the API server
+// through a relay of its own.
 func (c *Cluster) writeNodeCredentials(ctx context.Context) error {
 	h := c.real
-	users := map[string]envtest.User{h.paths.proxyKubeconfig(): {Name: "system:kube-proxy"}}
-	for _, n := range h.nodes {
-		users[n.paths.kubeletKubeconfig()] = envtest.User{Name: "system:node:" + n.name, Groups: []string{"system:nodes"}}
+	apiServer, err := url.Parse(c.Config.Host)
+	if err != nil {
+		return err
 	}
-	for path, user := range users {
-		u, err := c.env.AddUser(user, c.Config)
-		if err != nil {
-			return fmt.Errorf("credentials for %s: %w", user.Name, err)
+	if err := c.writeCredentials(h.paths.proxyKubeconfig(), envtest.User{Name: "system:kube-proxy"}, ""); err != nil {
+		return err
+	}
+	for _, n := range h.nodes {
+		if n.relay == nil {
+			if n.relay, err = startAPIRelay(apiServer.Host); err != nil {
+				return fmt.Errorf("the API server relay of node %s: %w", n.name, err)
+			}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := writeKubeconfig(path, u.Config()); err != nil {
+		user := envtest.User{Name: "system:node:" + n.name, Groups: []string{"system:nodes"}}
+		if err := c.writeCredentials(n.paths.kubeletKubeconfig(), user, "https://"+n.relay.address()); err != nil {
 			return err
 		}
 	}
@@ -288,6 +292,23 @@ func (c *Cluster) writeNodeCredentials(ctx context.Context) error {
 		return fmt.Errorf("letting kube-apiserver call the kubelet: %w", err)
 	}
 	return nil
+}
+
+// writeCredentials writes a kubeconfig for user to path, for the API server at server, or at the
+// cluster's own address when server is empty.
+func (c *Cluster) writeCredentials(path string, user envtest.User, server string) error {
+	u, err := c.env.AddUser(user, c.Config)
+	if err != nil {
+		return fmt.Errorf("credentials for %s: %w", user.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	cfg := u.Config()
+	if server != "" {
+		cfg.Host = server
+	}
+	return writeKubeconfig(path, cfg)
 }
 
 func writeFiles(files map[string]string) error {
@@ -340,17 +361,26 @@ func killNodeProcesses(children []*child, root string, cgroups []string) {
 			_ = ch.stop(stopGrace)
 		}
 	}
-	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+	_ = killUntilNone(100*time.Millisecond, 5*time.Second, func() []int {
 		pids := shimsOf(filepath.Join(hostStateDir, containerdSocketPrefix), root)
 		for _, g := range cgroups {
 			pids = append(pids, cgroupProcesses(g)...)
 		}
+		return pids
+	})
+	_ = stopChildren(children)
+}
+
+// killUntilNone sends SIGKILL to the processes find lists, every interval, until it lists none;
+// it gives up after timeout.
+func killUntilNone(interval, timeout time.Duration, find func() []int) error {
+	return wait.PollUntilContextTimeout(context.Background(), interval, timeout, true, func(context.Context) (bool, error) {
+		pids := find()
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		return len(pids) == 0, nil
 	})
-	_ = stopChildren(children)
 }
 
 // shimsOf are the processes that containerds started for their pods, given a socket whose path
@@ -377,6 +407,11 @@ func (h *realNodes) stop() error {
 		cgroups = append(cgroups, n.name)
 	}
 	killNodeProcesses(children, h.paths.root, cgroups)
+	for _, n := range h.nodes {
+		if n.relay != nil {
+			n.relay.close()
+		}
+	}
 	var err error
 	if h.was != nil {
 		err = restoreHost(h.was, []string{h.paths.root})

@@ -22,6 +22,8 @@ type realNode struct {
 	children []*child
 	// kubeletHealthz answers once the kubelet runs.
 	kubeletHealthz string
+	// relay passes the kubelet's connections to the API server.
+	relay *apiRelay
 }
 
 // address is the node's own address on the bridge: the kubelet serves there.

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/appkeeper/appkeeper/internal/localcluster"
 	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
@@ -66,7 +67,7 @@ func (c *clusterUnderTest) primaryCutOffFromReplicas(t *testing.T) {
 // partition is a stall that partitions a pod's node, from the host too with fromHost.
 func partition(fromHost bool) func(*testing.T, *corev1.Pod) func() {
 	return func(t *testing.T, pod *corev1.Pod) func() {
-		if err := cluster.PartitionNode(pod.Spec.NodeName, fromHost); err != nil {
+		if err := cluster.PartitionNode(pod.Spec.NodeName, localcluster.Partition{FromHost: fromHost}); err != nil {
 			t.Fatal(err)
 		}
 		return sync.OnceFunc(func() {

@@ -8,11 +8,13 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,16 +25,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/appkeeper/appkeeper/internal/localcluster"
+	"github.com/appkeeper/appkeeper/test/framework/testcluster"
 )
 
 func TestThreeRealNodes(t *testing.T) {
-	before, err := localcluster.ReadHostState()
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := testcluster.HostState(t)
 	// Cleanups run last first: this one once the cluster has stopped.
 	t.Cleanup(func() {
-		if diff := before.Diff(mustReadHostState(t)); len(diff) > 0 {
+		if diff := before.Diff(testcluster.HostState(t)); len(diff) > 0 {
 			t.Errorf("the stopped cluster left the host changed:\n%s", strings.Join(diff, "\n"))
 		}
 	})
@@ -41,6 +41,7 @@ func TestThreeRealNodes(t *testing.T) {
 	t.Run("a partitioned node's pods are cut off from the other nodes' until it heals", n.partitionHeals)
 	t.Run("a fault of a node the cluster does not have is refused, naming the nodes", n.unknownFaultsRefused)
 	t.Run("a hung node's pods answer nothing until it thaws", n.hangThaws)
+	t.Run("a node cut off from the API server turns NotReady while its pods run on, until it heals", n.apiServerCutHeals)
 	t.Run("a lost node's pods stop answering and the node turns NotReady", n.lossTurnsNotReady)
 	t.Run("a lost node restarted is Ready again and runs its pods again", n.restartRunsPodsAgain)
 }
@@ -164,6 +165,54 @@ func (n *nodesUnderTest) hangThaws(t *testing.T) {
 	}
 }
 
+func (n *nodesUnderTest) apiServerCutHeals(t *testing.T) {
+	node, web := n.names[1], n.webs[1]
+	if out, err := appkeeper(t, "partition", node, "--from-api-server"); err != nil {
+		t.Fatalf("appkeeper local node partition --from-api-server: %v: %s", err, out)
+	}
+	cut := time.Now()
+	heal := sync.OnceFunc(func() {
+		if out, err := appkeeper(t, "heal", node); err != nil {
+			t.Errorf("appkeeper local node heal: %v: %s", err, out)
+		}
+	})
+	t.Cleanup(heal)
+	if out, err := n.kubectl(t, "logs", "--request-timeout=5s", web.Name); err == nil {
+		t.Errorf("the API server read the logs of %s through its kubelet, cut off: %s", web.Name, out)
+	}
+	if err := n.waitReady(t, node, false); err != nil {
+		t.Fatalf("node %s still Ready, its kubelet cut off from the API server: %v", node, err)
+	}
+	notReady := time.Since(cut)
+	if err := reachesFromHost(t, web); err != nil {
+		t.Errorf("%s stopped serving while its kubelet was cut off from the API server: %v", web.Name, err)
+	}
+	heal()
+	if err := n.waitReady(t, node, true); err != nil {
+		t.Fatalf("node %s not Ready again once healed: %v", node, err)
+	}
+	t.Logf("%s NotReady %s after its kubelet was cut off from the API server, its pod serving all along; Ready again %s after the heal",
+		node, notReady.Round(time.Second), time.Since(cut.Add(notReady)).Round(time.Second))
+	if out, err := n.kubectl(t, "logs", web.Name); err != nil {
+		t.Errorf("logs of %s through its kubelet once healed: %v: %s", web.Name, err, out)
+	}
+}
+
+// reachesFromHost asks target's web server from this host, where the kubelets run.
+func reachesFromHost(t *testing.T, target *corev1.Pod) error {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+target.Status.PodIP+":8080/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
 func (n *nodesUnderTest) lossTurnsNotReady(t *testing.T) {
 	if err := n.cluster.LoseNode(n.names[2]); err != nil {
 		t.Fatal(err)
@@ -275,13 +324,4 @@ func waitReady(t *testing.T, cl client.Client, p *corev1.Pod) {
 	if err != nil {
 		t.Fatalf("pod %s not Ready on %s: %v (phase %s)", p.Name, p.Spec.NodeName, err, p.Status.Phase)
 	}
-}
-
-func mustReadHostState(t *testing.T) *localcluster.HostState {
-	t.Helper()
-	s, err := localcluster.ReadHostState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
