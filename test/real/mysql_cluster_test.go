@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -70,6 +71,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("primary hung %d", trial+1), c.hungPrimary)
 		t.Run(fmt.Sprintf("primary's node hung %d", trial+1), c.primaryNodeHung)
 		t.Run(fmt.Sprintf("primary's node lost %d", trial+1), c.primaryNodeLost)
+		t.Run(fmt.Sprintf("primary's node lost for good %d", trial+1), c.primaryNodeLostForGood)
 		t.Run(fmt.Sprintf("primary's node cut off %d", trial+1), c.primaryNodeCutOff)
 		t.Run(fmt.Sprintf("primary cut off from its replicas %d", trial+1), c.primaryCutOffFromReplicas)
 		t.Run(fmt.Sprintf("config change %d", trial+1), c.rollConfig)
@@ -352,13 +354,7 @@ func (c *clusterUnderTest) stalledPrimary(t *testing.T, fault string, stall func
 // freeze stops the server of pod and returns what resumes it, once however often it is called.
 func freeze(t *testing.T, pod *corev1.Pod) (resume func()) {
 	signalMainProcess(t, pod, syscall.SIGSTOP)
-	resumed := false
-	return func() {
-		if !resumed {
-			signalMainProcess(t, pod, syscall.SIGCONT)
-			resumed = true
-		}
-	}
+	return sync.OnceFunc(func() { signalMainProcess(t, pod, syscall.SIGCONT) })
 }
 
 // rollConfig changes the servers' config while the writer writes: the replicas restart with it
