@@ -153,7 +153,16 @@ func (p Procedure) reopen(ctx context.Context, primary Member, cause error) erro
 	return cause
 }
 
-// open opens the recorded primary and points every other reachable member at it.
+// FollowError names the members that could not be pointed at a new primary, which is recorded and
+// open to writes all the same: they are pointed at it again later, as any member that does not
+// follow the primary is.
+type FollowError struct{ Errs []error }
+
+func (e *FollowError) Error() string   { return errors.Join(e.Errs...).Error() }
+func (e *FollowError) Unwrap() []error { return e.Errs }
+
+// open opens the recorded primary and points every other reachable member at it; members it
+// could not point are a *FollowError.
 func (p Procedure) open(ctx context.Context, primary Member, o Observation, members []Member, views []View) error {
 	if err := OpenWrites(ctx, primary.DB, o, p.Durability, p.Members > 1, p.CatchUp); err != nil {
 		return fmt.Errorf("open %s to writes: %w", primary.Name, err)
@@ -170,7 +179,10 @@ func (p Procedure) open(ctx context.Context, primary Member, o Observation, memb
 			errs = append(errs, fmt.Errorf("point %s at %s: %w", m.Name, primary.Name, err))
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return &FollowError{Errs: errs}
+	}
+	return nil
 }
 
 // Named is the member of members called name, or one with that name alone.
