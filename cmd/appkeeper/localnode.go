@@ -15,7 +15,7 @@ import (
 // runNodeFault does to a real node of the local cluster running on this host what happens to
 // machines: `appkeeper local node lose|hang|partition|heal NAME`.
 func runNodeFault(args []string) int {
-	usage := "Usage: appkeeper local node lose|hang|partition|heal NAME [--for DURATION] [--from-host] [--from-api-server]"
+	usage := "Usage: appkeeper local node lose|hang|partition|heal NAME [--for DURATION] [--from-host] [--from-api-server] [--kubelet-only]"
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, usage)
 		return 2
@@ -26,6 +26,7 @@ func runNodeFault(args []string) int {
 	var cut localcluster.Partition
 	fs.BoolVar(&cut.FromHost, "from-host", false, "partition: cut the node's pods off from this host too (the control plane, the operator, the kubelets' probes)")
 	fs.BoolVar(&cut.FromAPIServer, "from-api-server", false, "partition: cut the node's kubelet off from the API server too: the node stops reporting while its pods run on")
+	fs.BoolVar(&cut.KubeletOnly, "kubelet-only", false, "partition: cut the node's kubelet off from the API server and nothing else: its pods keep talking to every pod and to this host")
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}

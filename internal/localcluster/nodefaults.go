@@ -105,10 +105,15 @@ type Partition struct {
 	// FromAPIServer also cuts its kubelet off from the API server, both ways: the node stops
 	// reporting, and is found lost, while its pods run on.
 	FromAPIServer bool
+	// KubeletOnly cuts the kubelet off from the API server and nothing else: the node's pods keep
+	// talking to every other pod and to this host, as when only the node's link to the control
+	// plane fails.
+	KubeletOnly bool
 }
 
 // PartitionNode drops the traffic between the node's pods and the pods of every other node,
-// connections already open included, and what p adds. HealNode ends the partition.
+// connections already open included, and what p adds, or with p.KubeletOnly the kubelet's traffic
+// with the API server alone. HealNode ends the partition.
 func (c *Cluster) PartitionNode(name string, p Partition) error {
 	n, err := c.realNode(name)
 	if err != nil {
@@ -135,14 +140,21 @@ func partitionTable(n *realNode) string {
 }
 
 func cutNode(n *realNode, p Partition) error {
+	if p.KubeletOnly && p.FromHost {
+		return errors.New("a partition of the kubelet only cannot also cut the node's pods off from the host")
+	}
 	own, table := n.podRange(), partitionTable(n)
 	rules := []string{
 		fmt.Sprintf("add table inet %s", table),
 		fmt.Sprintf("add chain inet %s forward { type filter hook forward priority -10; policy accept; }", table),
-		fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", table, own, podCIDR, own),
-		fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", table, own, podCIDR, own),
 		fmt.Sprintf("add chain inet %s input { type filter hook input priority -10; policy accept; }", table),
 		fmt.Sprintf("add chain inet %s output { type filter hook output priority -10; policy accept; }", table),
+	}
+	if !p.KubeletOnly {
+		rules = append(rules,
+			fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", table, own, podCIDR, own),
+			fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", table, own, podCIDR, own),
+		)
 	}
 	if p.FromHost {
 		rules = append(rules,
@@ -150,7 +162,7 @@ func cutNode(n *realNode, p Partition) error {
 			fmt.Sprintf("add rule inet %s output ip daddr %s drop", table, own),
 		)
 	}
-	if p.FromAPIServer {
+	if p.FromAPIServer || p.KubeletOnly {
 		relay, err := kubeletRelayPort(n)
 		if err != nil {
 			return err

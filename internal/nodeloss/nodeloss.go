@@ -46,6 +46,12 @@ func lostSince(node *corev1.Node) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// Lost tells whether node is lost: its kubelet stopped reporting.
+func Lost(node *corev1.Node) bool {
+	_, lost := lostSince(node)
+	return lost
+}
+
 // Freed is a pod deleted from a lost node.
 type Freed struct {
 	Pod, Node string

@@ -5,6 +5,7 @@ package real
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,4 +117,47 @@ func (c *clusterUnderTest) spreadOut(t *testing.T) {
 		c.spreadOut(t)
 		return
 	}
+}
+
+// primaryKubeletCutOff cuts the kubelet of the primary's node off from the API server, and nothing
+// else: the primary serves on and answers the operator, but the node is found lost and its pods
+// are marked unready, so that the client Service no longer sends the primary anything, and no
+// failover comes, since the primary answers. The operator switches over to a replica on another
+// node; nothing acknowledged is lost, and once healed the node's member is a replica.
+func (c *clusterUnderTest) primaryKubeletCutOff(t *testing.T) {
+	c.t = t
+	c.spreadOut(t)
+	w := c.startImpatientWriter(t, writerConnections)
+	c.waitForAcks(w, 100)
+	before := c.get()
+	node := getPod(t, c.ns, before.Status.Primary).Spec.NodeName
+	if err := cluster.PartitionNode(node, localcluster.Partition{KubeletOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	cut := time.Now()
+	heal := sync.OnceFunc(func() {
+		if err := cluster.HealNode(node); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Cleanup(heal)
+	await.Eventually(t, 2*time.Minute, func(context.Context) error {
+		if m := c.get(); m.Status.Epoch == before.Status.Epoch {
+			return fmt.Errorf("%s is still the primary", m.Status.Primary)
+		}
+		return nil
+	})
+	moved := time.Since(cut)
+	c.waitForAcks(w, 100)
+	heal()
+	after := c.waitWhole(before.Status.Epoch)
+	r := w.Stop()
+	c.issued = r.Issued
+	if s := after.Status.LastSwitchover; s == nil || s.From != before.Status.Primary || !strings.Contains(s.Message, "is lost") {
+		t.Errorf("last switchover %+v, want one from %s whose node is lost", s, before.Status.Primary)
+	}
+	t.Logf("%s took over from %s %s after the kubelet of %s was cut off from the API server; %d acknowledged, %d refused, %d in doubt; longest gap between acknowledgements %s",
+		after.Status.Primary, before.Status.Primary, moved.Round(time.Second), node, len(r.Acked), len(r.Failed), len(r.InDoubt), r.LongestGap.Round(time.Millisecond))
+	c.checkEveryMember(after, r)
+	c.record("primary's kubelet cut off from the API server", r)
 }

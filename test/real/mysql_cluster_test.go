@@ -74,6 +74,7 @@ func TestMySQLClusterFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("primary's node lost for good %d", trial+1), c.primaryNodeLostForGood)
 		t.Run(fmt.Sprintf("primary's node cut off %d", trial+1), c.primaryNodeCutOff)
 		t.Run(fmt.Sprintf("primary cut off from its replicas %d", trial+1), c.primaryCutOffFromReplicas)
+		t.Run(fmt.Sprintf("primary's kubelet cut off from the API server %d", trial+1), c.primaryKubeletCutOff)
 		t.Run(fmt.Sprintf("config change %d", trial+1), c.rollConfig)
 	}
 	c.report(t)

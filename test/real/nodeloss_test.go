@@ -19,13 +19,16 @@ import (
 	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
-// A node lost for good while a WebServer, a Memcached and a PodSet of three pods each run, their
-// pods spread over the three nodes: the API server keeps the lost node's pods until the node is
-// found lost, then the operator deletes them, and each instance is whole again on the two nodes
-// left, having said in between that it was Degraded because of the lost node. The node's power
-// then comes back, for the scenarios that follow.
+// A node lost for good while a WebServer, a Memcached, a PodSet and a WordPress (on wp-content
+// every node mounts) of three pods each run, their pods spread over the three nodes: the API
+// server keeps the lost node's pods until the node is found lost, then the operator deletes them,
+// and each instance is whole again on the two nodes left, having said in between that it was
+// Degraded because of the lost node. The node's power then comes back, for the scenarios that
+// follow.
 func TestEveryKindIsWholeAgainOnTheNodesLeftAfterANodeIsLost(t *testing.T) {
-	ns := newNamespace(t, "lost", restricted)
+	// WordPress's Apache starts as root: the namespace is baseline.
+	ns := newNamespace(t, "lost", baseline)
+	node := cluster.RealNodeNames()[len(cluster.RealNodeNames())-1]
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`
 apiVersion: apps.appkeeper.dev/v1alpha1
@@ -57,16 +60,36 @@ spec:
           securityContext:
             allowPrivilegeEscalation: false
             capabilities: {drop: [ALL]}
-`, nginxImage, memcachedImage, busyboxImage), "apply", "-n", ns, "-f", "-")
+---
+apiVersion: apps.appkeeper.dev/v1alpha1
+kind: WordPress
+metadata: {name: blog}
+spec:
+  image: %s
+  replicas: 3
+  storage: {size: 1Gi, accessModes: [ReadWriteMany]}
+  database:
+    mysql:
+      image: %s
+      storage: {size: 1Gi}
+      # The site's one database server stays off the node the test loses: a MySQL member on a
+      # lost node waits for the node, or for a person to delete it.
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: kubernetes.io/hostname, operator: NotIn, values: [%s]}
+`, nginxImage, memcachedImage, busyboxImage, wordpressImage, mariadbImage, node), "apply", "-n", ns, "-f", "-")
 	instances := []lostNodeInstance{
 		{kind: "WebServer", name: "web", labels: (&appsv1alpha1.WebServer{ObjectMeta: metav1.ObjectMeta{Name: "web"}}).SelectorLabels()},
 		{kind: "Memcached", name: "cache", labels: (&appsv1alpha1.Memcached{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}).SelectorLabels()},
 		{kind: "PodSet", name: "workers", labels: (&appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "workers"}}).SelectorLabels()},
+		{kind: "WordPress", name: "blog", labels: (&appsv1alpha1.WordPress{ObjectMeta: metav1.ObjectMeta{Name: "blog"}}).SelectorLabels()},
 	}
 	for _, in := range instances {
 		waitAvailable(t, ns, in.kind, in.name, created)
 	}
-	node := cluster.RealNodeNames()[len(cluster.RealNodeNames())-1]
 	t.Cleanup(func() {
 		if err := cluster.RestartNode(context.Background(), node); err != nil {
 			t.Errorf("restart the lost node %s: %v", node, err)

@@ -84,7 +84,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, p *pass.Pass[*appsv1a
 	if err := r.handleSwitchover(ctx, p, proc, members, state); err != nil {
 		return probeInterval, err
 	}
-	if err := r.leaveCordonedNode(ctx, p, proc, members, state, seen.pods); err != nil {
+	if err := r.leaveNodeGoingAway(ctx, p, proc, members, state, seen.pods); err != nil {
 		return probeInterval, err
 	}
 	if err := r.refusePromote(ctx, p, state); err != nil {

@@ -16,6 +16,7 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/disruption"
 	"github.com/appkeeper/appkeeper/internal/event"
+	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	"github.com/appkeeper/appkeeper/internal/replication"
 )
@@ -50,10 +51,13 @@ func (r *Reconciler) reconcileBudgets(ctx context.Context, m *appsv1alpha1.MySQL
 	return disruption.KeepAll(ctx, r.Client, m, budgets(m), []string{m.PrimaryBudgetName(), m.ChildName()}, created)
 }
 
-// leaveCordonedNode switches over from a primary whose node is cordoned, as a drain does first, to
+// leaveNodeGoingAway switches over from a primary whose node is cordoned, as a drain does first, to
 // the replica drainTarget chooses, so that the drain's eviction of the old primary, held by its
 // budget until then, finds a replica. With no such replica the primary stays, and the drain waits.
-func (r *Reconciler) leaveCordonedNode(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
+// A primary on a lost node that still answers the operator (the node's kubelet alone is cut off
+// from the API server) is left the same way: its pod is marked unready, so the client Service no
+// longer sends it anything, and a failover would never come, since the primary answers.
+func (r *Reconciler) leaveNodeGoingAway(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, state *clusterState, pods []corev1.Pod) error {
 	m := p.Instance
 	if !primaryOpen(m, state.views) || state.problem != "" {
@@ -61,48 +65,52 @@ func (r *Reconciler) leaveCordonedNode(ctx context.Context, p *pass.Pass[*appsv1
 	}
 	nodes := nodesOf(pods)
 	from := nodes[m.Status.Primary]
-	cordoned := map[string]bool{}
+	goingAway, lost := map[string]bool{}, map[string]bool{}
 	for _, node := range nodes {
-		c, err := r.cordoned(ctx, node)
+		cordoned, isLost, err := r.leaving(ctx, node)
 		if err != nil {
 			return err
 		}
-		cordoned[node] = c
+		goingAway[node], lost[node] = cordoned || isLost, isLost
 	}
-	if !cordoned[from] {
+	if !goingAway[from] {
 		r.drains.over(m)
 		return nil
 	}
-	to := drainTarget(m, state.views, nodes, cordoned)
+	why := "is cordoned"
+	if lost[from] {
+		why = "is lost (its kubelet does not report)"
+	}
+	to := drainTarget(m, state.views, nodes, goingAway)
 	if to == "" {
 		r.drains.warnOnce(m, from, func() {
-			event.DrainWaiting.Emit(r.Recorder, m, nil, "node %s of the primary %s is cordoned, and no replica in step runs on a node that takes pods: "+
-				"the primary stays, and a drain of its node waits", from, m.Status.Primary)
+			event.DrainWaiting.Emit(r.Recorder, m, nil, "node %s of the primary %s %s, and no replica in step runs on a node that takes pods: "+
+				"the primary stays, and a drain of its node waits", from, m.Status.Primary, why)
 		})
 		return nil
 	}
 	r.drains.over(m)
 	began, old := time.Now(), m.Status.Primary
 	if err := r.switchTo(ctx, p, proc, members, to); err != nil {
-		return fmt.Errorf("switch over from %s on cordoned node %s: %w", old, from, err)
+		return fmt.Errorf("switch over from %s, whose node %s %s: %w", old, from, why, err)
 	}
-	message := fmt.Sprintf("%s took over from %s, whose node %s is cordoned; writes were closed for %s", to, old, from,
+	message := fmt.Sprintf("%s took over from %s, whose node %s %s; writes were closed for %s", to, old, from, why,
 		time.Since(began).Round(time.Millisecond))
 	m.Status.LastSwitchover = &appsv1alpha1.SwitchoverStatus{Requested: to, From: old, To: to,
 		Result: appsv1alpha1.SwitchoverDone, Message: message, Time: metav1.Now()}
 	event.SwitchedOver.Emit(r.Recorder, m, nil, "%s", message)
-	log.FromContext(ctx).Info("switchover from a cordoned node", "from", old, "to", to, "node", from)
+	log.FromContext(ctx).Info("switchover from a node that takes no pods", "from", old, "to", to, "node", from, "lost", lost[from])
 	return nil
 }
 
 // drainTarget is the replica in step that holds the most among those on a node other than the
 // primary's that takes pods, or empty when there is none. nodes maps each member to its node, and
-// cordoned says which nodes take no new pods.
-func drainTarget(m *appsv1alpha1.MySQL, views []replication.View, nodes map[string]string, cordoned map[string]bool) string {
+// goingAway says which nodes take no new pods (cordoned) or are lost.
+func drainTarget(m *appsv1alpha1.MySQL, views []replication.View, nodes map[string]string, goingAway map[string]bool) string {
 	from := nodes[m.Status.Primary]
 	best := bestSwitchable(m, views, func(member string) bool {
 		node := nodes[member]
-		return node != "" && node != from && !cordoned[node]
+		return node != "" && node != from && !goingAway[node]
 	})
 	if best == nil {
 		return ""
@@ -119,17 +127,17 @@ func nodesOf(pods []corev1.Pod) map[string]string {
 	return nodes
 }
 
-// cordoned tells whether the node named name takes no new pods, as kubectl cordon and drain leave
-// it. A pod not yet on a node is on no cordoned node.
-func (r *Reconciler) cordoned(ctx context.Context, name string) (bool, error) {
+// leaving tells whether the node named name takes no new pods, as kubectl cordon and drain leave
+// it, and whether it is lost. A pod not yet on a node is on neither.
+func (r *Reconciler) leaving(ctx context.Context, name string) (cordoned, lost bool, err error) {
 	if name == "" {
-		return false, nil
+		return false, false, nil
 	}
 	node := &corev1.Node{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return false, false, client.IgnoreNotFound(err)
 	}
-	return node.Spec.Unschedulable, nil
+	return node.Spec.Unschedulable, nodeloss.Lost(node), nil
 }
 
 // waitingDrains remembers, by cluster, the cordoned node said to hold a drain waiting for a

@@ -28,11 +28,11 @@ func TestDrainTarget(t *testing.T) {
 	primary := replication.View{Name: "db-0", Observation: replication.Observation{}}
 	nodes := map[string]string{"db-0": "a", "db-1": "b", "db-2": "c"}
 	for _, tt := range []struct {
-		name     string
-		views    []replication.View
-		nodes    map[string]string
-		cordoned map[string]bool
-		want     string
+		name      string
+		views     []replication.View
+		nodes     map[string]string
+		goingAway map[string]bool
+		want      string
 	}{
 		{"the replica that holds the most", []replication.View{primary, inStep(t, "db-1", "0-1-10"), inStep(t, "db-2", "0-1-12")},
 			nodes, map[string]bool{"a": true}, "db-2"},
@@ -48,7 +48,7 @@ func TestDrainTarget(t *testing.T) {
 			nodes, map[string]bool{"a": true, "b": true, "c": true}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := drainTarget(m, tt.views, tt.nodes, tt.cordoned); got != tt.want {
+			if got := drainTarget(m, tt.views, tt.nodes, tt.goingAway); got != tt.want {
 				t.Errorf("drainTarget = %q, want %q", got, tt.want)
 			}
 		})
