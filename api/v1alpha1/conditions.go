@@ -134,6 +134,9 @@ const (
 	// EventPromotedAcceptingDataLoss: a replica was promoted, as a person asked, while a replica
 	// that may hold the last acknowledged write could not be read.
 	EventPromotedAcceptingDataLoss = "PromotedAcceptingDataLoss"
+	// EventAcksLost: a cluster's primary held commits for an acknowledgement its replicas had
+	// already given, lost when their connections broke; the sessions that waited were ended.
+	EventAcksLost = "AcksLost"
 	// EventPromoteRefused: a promotion accepting data loss was asked for while no failover was
 	// blocked; nothing changed.
 	EventPromoteRefused = "PromoteRefused"

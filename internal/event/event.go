@@ -65,6 +65,10 @@ var (
 	// PromotedAcceptingDataLoss: a replica took over from a failed primary, as a person asked,
 	// while a replica that may hold the last acknowledged write could not be read.
 	PromotedAcceptingDataLoss = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventPromotedAcceptingDataLoss, Action: "Promote"}
+	// AcksLost: a MySQL cluster's primary held commits for acknowledgements lost when its
+	// replicas' connections broke, and the sessions that waited were ended; a Warning, since their
+	// clients were left in doubt.
+	AcksLost = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventAcksLost, Action: "Release"}
 	// PromoteRefused: a promotion accepting data loss was asked for while no failover was
 	// blocked; nothing changed.
 	PromoteRefused = Event{Type: corev1.EventTypeWarning, Reason: appsv1alpha1.EventPromoteRefused, Action: "Promote"}

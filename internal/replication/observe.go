@@ -24,8 +24,9 @@ type Observation struct {
 	// commit returns (rpl_semi_sync_master_enabled), and SemiSyncActive whether it does now, as
 	// opposed to having fallen back after a timeout.
 	SemiSyncSource, SemiSyncActive bool
-	// SemiSyncReplicas is the number of replicas connected that acknowledge.
-	SemiSyncReplicas int
+	// SemiSyncReplicas is the number of replicas connected that acknowledge, and SemiSyncWaiting
+	// the number of sessions whose commit waits for an acknowledgement.
+	SemiSyncReplicas, SemiSyncWaiting int
 	// Replica is the member's replication from a source, or nil when it has none configured.
 	Replica *ReplicaStatus
 }
@@ -71,12 +72,13 @@ func Observe(ctx context.Context, db *sql.DB) (Observation, error) {
 	if o.Applied, err = ParsePosition(applied); err != nil {
 		return o, fmt.Errorf("gtid_slave_pos: %w", err)
 	}
-	status, err := showStatus(ctx, conn, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_status', 'Rpl_semi_sync_master_clients')")
+	status, err := showStatus(ctx, conn, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Rpl_semi_sync_master_status', 'Rpl_semi_sync_master_clients', 'Rpl_semi_sync_master_wait_sessions')")
 	if err != nil {
 		return o, err
 	}
 	o.SemiSyncActive = status["Rpl_semi_sync_master_status"] == "ON"
 	o.SemiSyncReplicas, _ = strconv.Atoi(status["Rpl_semi_sync_master_clients"])
+	o.SemiSyncWaiting, _ = strconv.Atoi(status["Rpl_semi_sync_master_wait_sessions"])
 	o.Replica, err = replicaStatus(ctx, conn)
 	return o, err
 }

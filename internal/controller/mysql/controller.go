@@ -5,7 +5,6 @@ package mysql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -61,6 +60,9 @@ type Reconciler struct {
 	unanswered primaryFaults
 	// cutOff remembers since when no replica of each cluster has received from its primary.
 	cutOff primaryFaults
+	// ackStalls remembers since when each cluster's primary has held commits waiting for an
+	// acknowledgement, its binary log ending at one position that a replica holds.
+	ackStalls primaryFaults
 
 	// shippers remembers what each MySQL's shipper last said, and when.
 	shippers shipperReadings
@@ -180,8 +182,7 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	// Pods that could not be read show no failure: the status reports the read error, and the
 	// pass is retried.
 	seen.pods, seen.podsErr = kube.ListPods(ctx, r.Client, m.Namespace, m.SelectorLabels())
-	lost, lostErr := nodeloss.Problems(ctx, r.Client, seen.pods)
-	seen.lost, seen.podsErr = lost, errors.Join(seen.podsErr, lostErr)
+	seen.lost, seen.podsErr = nodeloss.Problems(ctx, r.Client, seen.pods, seen.podsErr)
 	seen.podsRead = true
 	nextBackup, err := r.decide(ctx, p, seen, time.Now())
 	if err != nil {

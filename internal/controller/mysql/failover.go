@@ -118,5 +118,8 @@ func (r *Reconciler) keepPrimary(ctx context.Context, p *pass.Pass[*appsv1alpha1
 		return true, r.reopenOrFailOver(ctx, p, proc, members, state)
 	}
 	r.unanswered.cleared(key)
+	if err := r.releaseLostAcks(ctx, m, members, state.views); err != nil {
+		return false, err
+	}
 	return false, r.failOverWhenCutOff(ctx, p, proc, members, state)
 }
