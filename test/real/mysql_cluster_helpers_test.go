@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -170,6 +171,7 @@ func (c *clusterUnderTest) waitForAcks(w *ackwriter.Writer, n int) {
 	if err := w.WaitFor(n, time.Minute); err != nil {
 		// What the operator saw says why the writes stalled.
 		m := c.get()
+		c.explainStall(m)
 		c.t.Fatalf("%v; primary %s, epoch %d; conditions %+v; members %+v", err, m.Status.Primary, m.Status.Epoch, m.Status.Conditions, m.Status.Members)
 	}
 }
@@ -258,5 +260,23 @@ func (c *clusterUnderTest) waitDegraded(reason string) {
 		}
 		c.t.Logf("Degraded %s: %s", cond.Reason, cond.Message)
 		return nil
+	})
+}
+
+// wantEventSince waits until the MySQL has an Event of reason recorded after since, and logs it.
+func (c *clusterUnderTest) wantEventSince(reason string, since time.Time) {
+	c.t.Helper()
+	await.WaitForEvents(c.t, k8s, c.ns, 10*time.Second, func(events []eventsv1.Event) error {
+		for _, e := range events {
+			last := e.EventTime.Time
+			if e.Series != nil {
+				last = e.Series.LastObservedTime.Time
+			}
+			if e.Reason == reason && last.After(since) {
+				c.t.Logf("%s: %s", e.Reason, e.Note)
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s Event since %s", reason, since.Format(time.RFC3339))
 	})
 }
