@@ -8,6 +8,7 @@ package nodeloss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,9 +96,11 @@ func onLostNodes(ctx context.Context, c client.Client, pods []corev1.Pod) ([]los
 
 // Problems tells, for each pod of pods on a lost node, that the instance is short of it until the
 // pod starts again elsewhere: the node's pods neither serve nor end. The message holds the time the
-// node was lost, not for how long, so that the same loss always reads the same.
-func Problems(ctx context.Context, c client.Client, pods []corev1.Pod) ([]conditions.PodProblem, error) {
+// node was lost, not for how long, so that the same loss always reads the same. The error is
+// readErr, the one the pods were listed with, joined with any met reading their nodes.
+func Problems(ctx context.Context, c client.Client, pods []corev1.Pod, readErr error) ([]conditions.PodProblem, error) {
 	lost, err := onLostNodes(ctx, c, pods)
+	err = errors.Join(readErr, err)
 	problems := make([]conditions.PodProblem, 0, len(lost))
 	for _, l := range lost {
 		problems = append(problems, conditions.PodProblem{Reason: appsv1alpha1.ReasonNodeLost,

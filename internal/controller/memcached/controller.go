@@ -4,7 +4,6 @@ package memcached
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -71,8 +70,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return target.DesiredSize() > 0 && rolloutComplete(target, pass.Observed(sts)) },
 		Status: func(passErr error) error {
-			lost, lostErr := nodeloss.Problems(ctx, r.Client, pods)
-			podsErr := errors.Join(podsErr, lostErr)
+			lost, podsErr := nodeloss.Problems(ctx, r.Client, pods, podsErr)
 			mc.Status = computeStatus(target, p.Decision, pass.Observed(sts), pods, lost, podsErr, passErr)
 			// Pods that could not be read show no failure, leave the members last reported in
 			// place and are read again on retry.

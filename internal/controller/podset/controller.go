@@ -5,7 +5,6 @@ package podset
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -68,8 +67,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.P
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return rolloutComplete(target, hash, pods) },
 		Status: func(passErr error) error {
-			lost, lostErr := nodeloss.Problems(ctx, r.Client, pods)
-			ps.Status = computeStatus(target, hash, p.Decision, pods, lost, errors.Join(podsErr, lostErr), passErr)
+			lost, readErr := nodeloss.Problems(ctx, r.Client, pods, podsErr)
+			ps.Status = computeStatus(target, hash, p.Decision, pods, lost, readErr, passErr)
 			r.recordUpgrade(p.Original, ps)
 			// A pass that could not read the pods ends with that error.
 			return nil

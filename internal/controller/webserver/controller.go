@@ -4,7 +4,6 @@ package webserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -69,8 +68,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return rolloutComplete(pass.Observed(dep), target) },
 		Status: func(passErr error) error {
-			lost, lostErr := nodeloss.Problems(ctx, r.Client, pods)
-			podsErr := errors.Join(podsErr, lostErr)
+			lost, podsErr := nodeloss.Problems(ctx, r.Client, pods, podsErr)
 			ws.Status = computeStatus(target, p.Decision, pass.Observed(dep), pods, lost, podsErr, passErr)
 			r.recordUpgrade(p.Original, ws)
 			return podsErr

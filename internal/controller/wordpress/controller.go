@@ -5,7 +5,6 @@ package wordpress
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -103,8 +102,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 	p.OnFinish(pass.End{
 		RolloutComplete: func() bool { return seen.applied && rolloutComplete(seen.dep, target) },
 		Status: func(passErr error) error {
-			lost, lostErr := nodeloss.Problems(ctx, r.Client, seen.pods)
-			seen.lost, seen.podsErr = lost, errors.Join(seen.podsErr, lostErr)
+			seen.lost, seen.podsErr = nodeloss.Problems(ctx, r.Client, seen.pods, seen.podsErr)
 			wp.Status = computeStatus(target, p.Decision, seen, passErr)
 			r.warnRestoreStuck(ctx, p.Original.Status.Conditions, wp.Status.Conditions, wp)
 			// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
