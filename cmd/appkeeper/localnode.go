@@ -23,13 +23,17 @@ func runNodeFault(args []string) int {
 	fault, name := args[0], args[1]
 	fs := flag.NewFlagSet("appkeeper local node "+fault, flag.ContinueOnError)
 	hangFor := fs.Duration("for", 30*time.Second, "hang: how long the node stays frozen")
-	var cut localcluster.Partition
-	fs.BoolVar(&cut.FromHost, "from-host", false, "partition: cut the node's pods off from this host too (the control plane, the operator, the kubelets' probes)")
-	fs.BoolVar(&cut.FromAPIServer, "from-api-server", false, "partition: cut the node's kubelet off from the API server too: the node stops reporting while its pods run on")
-	fs.BoolVar(&cut.KubeletOnly, "kubelet-only", false, "partition: cut the node's kubelet off from the API server and nothing else: its pods keep talking to every pod and to this host")
+	fromHost := fs.Bool("from-host", false, "partition: cut the node's pods off from this host too (the control plane, the operator, the kubelets' probes)")
+	fromAPIServer := fs.Bool("from-api-server", false, "partition: cut the node's kubelet off from the API server too: the node stops reporting while its pods run on")
+	kubeletOnly := fs.Bool("kubelet-only", false, "partition: cut the node's kubelet off from the API server and nothing else: its pods keep talking to every pod and to this host")
 	if err := fs.Parse(args[2:]); err != nil {
 		return 2
 	}
+	if *kubeletOnly && *fromHost {
+		fmt.Fprintln(os.Stderr, "appkeeper local node partition: --kubelet-only cuts the kubelet's link alone, and cannot go with --from-host")
+		return 2
+	}
+	cut := localcluster.Partition{FromOtherNodes: !*kubeletOnly, FromHost: *fromHost, FromAPIServer: *fromAPIServer || *kubeletOnly}
 	if fault == "hang" && *hangFor <= 0 {
 		fmt.Fprintln(os.Stderr, "appkeeper local node hang: --for must be more than 0")
 		return 2

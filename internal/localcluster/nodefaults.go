@@ -57,7 +57,7 @@ func (c *Cluster) LoseNode(name string) error {
 
 func loseNode(n *realNode) error {
 	// Cut first, so that no connection to the node's pods ends with a reset a power cut never sends.
-	if err := cutNode(n, Partition{FromHost: true}); err != nil {
+	if err := cutNode(n, Partition{FromOtherNodes: true, FromHost: true}); err != nil {
 		return err
 	}
 	err := killUntilNone(50*time.Millisecond, stopGrace, func() []int {
@@ -96,24 +96,20 @@ func (n *realNode) daemons() []int {
 	})
 }
 
-// Partition says what a partition of a node cuts besides the traffic between its pods and the
-// other nodes' pods.
+// Partition says what a partition of a node cuts: each field one link, any of them together.
 type Partition struct {
-	// FromHost also cuts its pods off from this host, where the control plane, the operator, the
+	// FromOtherNodes cuts the node's pods off from the pods of every other node.
+	FromOtherNodes bool
+	// FromHost cuts the node's pods off from this host, where the control plane, the operator, the
 	// kubelets' probes and a test's clients run.
 	FromHost bool
-	// FromAPIServer also cuts its kubelet off from the API server, both ways: the node stops
+	// FromAPIServer cuts the node's kubelet off from the API server, both ways: the node stops
 	// reporting, and is found lost, while its pods run on.
 	FromAPIServer bool
-	// KubeletOnly cuts the kubelet off from the API server and nothing else: the node's pods keep
-	// talking to every other pod and to this host, as when only the node's link to the control
-	// plane fails.
-	KubeletOnly bool
 }
 
-// PartitionNode drops the traffic between the node's pods and the pods of every other node,
-// connections already open included, and what p adds, or with p.KubeletOnly the kubelet's traffic
-// with the API server alone. HealNode ends the partition.
+// PartitionNode drops the traffic of each link p cuts, connections already open included.
+// HealNode ends the partition.
 func (c *Cluster) PartitionNode(name string, p Partition) error {
 	n, err := c.realNode(name)
 	if err != nil {
@@ -140,8 +136,8 @@ func partitionTable(n *realNode) string {
 }
 
 func cutNode(n *realNode, p Partition) error {
-	if p.KubeletOnly && p.FromHost {
-		return errors.New("a partition of the kubelet only cannot also cut the node's pods off from the host")
+	if p == (Partition{}) {
+		return errors.New("a partition cuts at least one link: from the other nodes, from the host or from the API server")
 	}
 	own, table := n.podRange(), partitionTable(n)
 	rules := []string{
@@ -150,7 +146,7 @@ func cutNode(n *realNode, p Partition) error {
 		fmt.Sprintf("add chain inet %s input { type filter hook input priority -10; policy accept; }", table),
 		fmt.Sprintf("add chain inet %s output { type filter hook output priority -10; policy accept; }", table),
 	}
-	if !p.KubeletOnly {
+	if p.FromOtherNodes {
 		rules = append(rules,
 			fmt.Sprintf("add rule inet %s forward ip saddr %s ip daddr %s ip daddr != %s drop", table, own, podCIDR, own),
 			fmt.Sprintf("add rule inet %s forward ip daddr %s ip saddr %s ip saddr != %s drop", table, own, podCIDR, own),
@@ -162,7 +158,7 @@ func cutNode(n *realNode, p Partition) error {
 			fmt.Sprintf("add rule inet %s output ip daddr %s drop", table, own),
 		)
 	}
-	if p.FromAPIServer || p.KubeletOnly {
+	if p.FromAPIServer {
 		relay, err := kubeletRelayPort(n)
 		if err != nil {
 			return err

@@ -68,7 +68,7 @@ func (c *clusterUnderTest) primaryCutOffFromReplicas(t *testing.T) {
 // partition is a stall that partitions a pod's node, from the host too with fromHost.
 func partition(fromHost bool) func(*testing.T, *corev1.Pod) func() {
 	return func(t *testing.T, pod *corev1.Pod) func() {
-		if err := cluster.PartitionNode(pod.Spec.NodeName, localcluster.Partition{FromHost: fromHost}); err != nil {
+		if err := cluster.PartitionNode(pod.Spec.NodeName, localcluster.Partition{FromOtherNodes: true, FromHost: fromHost}); err != nil {
 			t.Fatal(err)
 		}
 		return sync.OnceFunc(func() {
@@ -131,7 +131,7 @@ func (c *clusterUnderTest) primaryKubeletCutOff(t *testing.T) {
 	c.waitForAcks(w, 100)
 	before := c.get()
 	node := getPod(t, c.ns, before.Status.Primary).Spec.NodeName
-	if err := cluster.PartitionNode(node, localcluster.Partition{KubeletOnly: true}); err != nil {
+	if err := cluster.PartitionNode(node, localcluster.Partition{FromAPIServer: true}); err != nil {
 		t.Fatal(err)
 	}
 	cut := time.Now()
