@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -193,4 +194,15 @@ func Named(members []Member, name string) Member {
 		}
 	}
 	return Member{Name: name}
+}
+
+// Except is members but those named.
+func Except(members []Member, names ...string) []Member {
+	var others []Member
+	for _, m := range members {
+		if !slices.Contains(names, m.Name) {
+			others = append(others, m)
+		}
+	}
+	return others
 }

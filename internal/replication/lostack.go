@@ -32,8 +32,8 @@ func ReleaseLostAcks(ctx context.Context, primary Member, replicas []Member, stu
 	if err != nil || len(waiting) == 0 {
 		return 0, err
 	}
-	logged, err := binlogPosition(ctx, primary.DB)
-	if err != nil || !logged.Equal(stuckAt) || !anyReceived(ctx, primary, replicas, logged) {
+	now, err := Observe(ctx, primary.DB)
+	if err != nil || !now.Binlog.Equal(stuckAt) || !ReceivedAll(ObserveAll(ctx, replicas), primary, now.Binlog) {
 		return 0, err
 	}
 	ended := 0
@@ -75,28 +75,12 @@ func longWaits(ctx context.Context, db *sql.DB, and string) ([]int64, error) {
 	return ids, errors.Join(rows.Err(), rows.Close())
 }
 
-func binlogPosition(ctx context.Context, db *sql.DB) (Position, error) {
-	var s string
-	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&s); err != nil {
-		return nil, fmt.Errorf("read gtid_binlog_pos: %w", err)
-	}
-	return ParsePosition(s)
-}
-
-// anyReceived tells whether a replica that receives from primary has received everything up to
-// logged.
-func anyReceived(ctx context.Context, primary Member, replicas []Member, logged Position) bool {
-	for _, r := range replicas {
-		if r.DB == nil {
-			continue
-		}
-		conn, err := r.DB.Conn(ctx)
-		if err != nil {
-			continue
-		}
-		status, err := replicaStatus(ctx, conn)
-		_ = conn.Close()
-		if err == nil && status != nil && status.SourceHost == primary.Source.Host && status.Received.Covers(logged) {
+// ReceivedAll tells whether a replica that receives from primary, as views saw it, has received
+// everything up to logged.
+func ReceivedAll(views []View, primary Member, logged Position) bool {
+	for _, v := range views {
+		rs := v.Observation.Replica
+		if v.Name != primary.Name && v.Err == nil && rs != nil && rs.SourceHost == primary.Source.Host && rs.Received.Covers(logged) {
 			return true
 		}
 	}

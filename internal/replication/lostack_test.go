@@ -3,6 +3,7 @@ package replication_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/appkeeper/appkeeper/internal/replication"
 	"github.com/appkeeper/appkeeper/test/framework/ackwriter"
+	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
 // A replica's acknowledgement of a commit is lost with its connection: the replica reconnects
@@ -31,9 +33,11 @@ func TestACommitWhoseAcknowledgementWasLostIsReleased(t *testing.T) {
 	w := ackwriter.Start(ctx, c.dial, 1, c.issued)
 	waitForAcks(t, w, 20)
 	relay.dropAcks.Store(true)
-	waitUntil(t, "the primary waits for an acknowledgement the replica holds", func() bool {
-		p, r := observe(t, primary), observe(t, replica)
-		return p.SemiSyncWaiting > 0 && r.Replica != nil && r.Replica.Received.Covers(p.Binlog)
+	await.Eventually(t, 30*time.Second, func(context.Context) error {
+		if p, r := observe(t, primary), observe(t, replica); p.SemiSyncWaiting == 0 || r.Replica == nil || !r.Replica.Received.Covers(p.Binlog) {
+			return fmt.Errorf("the primary at %s has %d sessions waiting for an acknowledgement; the replica: %+v", p.Binlog, p.SemiSyncWaiting, r.Replica)
+		}
+		return nil
 	})
 	relay.dropAcks.Store(false)
 	relay.breakConnections()
@@ -70,7 +74,12 @@ func TestACommitNoReplicaHoldsIsNotReleased(t *testing.T) {
 	w := ackwriter.Start(ctx, c.dial, 1, c.issued)
 	waitForAcks(t, w, 20)
 	c.stopReplicasReceiving()
-	waitUntil(t, "the primary waits for an acknowledgement", func() bool { return observe(t, primary).SemiSyncWaiting > 0 })
+	await.Eventually(t, 30*time.Second, func(context.Context) error {
+		if observe(t, primary).SemiSyncWaiting == 0 {
+			return errors.New("no session of the primary waits for an acknowledgement")
+		}
+		return nil
+	})
 	acked := w.Acknowledged()
 	time.Sleep(replication.AckLostAfter + time.Second)
 	if ended, err := replication.ReleaseLostAcks(ctx, primary, c.others(0), observe(t, primary).Binlog); err != nil || ended != 0 {
@@ -98,15 +107,6 @@ func observe(t *testing.T, m replication.Member) replication.Observation {
 		t.Fatal(err)
 	}
 	return o
-}
-
-func waitUntil(t *testing.T, what string, done func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !done(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 30s: %s", what)
-		}
-	}
 }
 
 // ackRelay passes a replica's connections to its primary, and drops what the replica sends (its

@@ -47,12 +47,7 @@ func (r *Reconciler) failOver(ctx context.Context, p *pass.Pass[*appsv1alpha1.My
 	members []replication.Member, state *clusterState, why string, detected time.Time) error {
 	m := p.Instance
 	old := m.Status.Primary
-	var replicas []replication.Member
-	for _, member := range members {
-		if member.Name != old {
-			replicas = append(replicas, member)
-		}
-	}
+	replicas := replication.Except(members, old)
 	if degraded := meta.FindStatusCondition(m.Status.Conditions, appsv1alpha1.ConditionDegraded); degraded != nil &&
 		degraded.Status == metav1.ConditionTrue && degraded.Reason == appsv1alpha1.ReasonFailoverBlocked {
 		detected = degraded.LastTransitionTime.Time

@@ -23,7 +23,7 @@ func (r *Reconciler) releaseLostAcks(ctx context.Context, m *appsv1alpha1.MySQL,
 	primary := replication.Named(members, m.Status.Primary)
 	view, _ := viewOf(views, primary.Name)
 	logged := view.Observation.Binlog
-	if view.Observation.SemiSyncWaiting == 0 || !replicaReceived(views, primary, logged) {
+	if view.Observation.SemiSyncWaiting == 0 || !replication.ReceivedAll(views, primary, logged) {
 		r.ackStalls.cleared(key)
 		return nil
 	}
@@ -31,15 +31,9 @@ func (r *Reconciler) releaseLostAcks(ctx context.Context, m *appsv1alpha1.MySQL,
 	if since := r.ackStalls.sinceWhen(key, primary.Name+" at "+logged.String(), time.Now()); time.Since(since) < replication.AckLostAfter {
 		return nil
 	}
-	var replicas []replication.Member
-	for _, member := range members {
-		if member.Name != primary.Name {
-			replicas = append(replicas, member)
-		}
-	}
 	step, cancel := context.WithTimeout(ctx, replication.StepTimeout)
 	defer cancel()
-	ended, err := replication.ReleaseLostAcks(step, primary, replicas, logged)
+	ended, err := replication.ReleaseLostAcks(step, primary, replication.Except(members, primary.Name), logged)
 	if err != nil {
 		return fmt.Errorf("release the commits of the primary %s: %w", primary.Name, err)
 	}
@@ -50,16 +44,4 @@ func (r *Reconciler) releaseLostAcks(ctx context.Context, m *appsv1alpha1.MySQL,
 		log.FromContext(ctx).Info("ended sessions waiting for lost acknowledgements", "primary", primary.Name, "position", logged.String(), "sessions", ended)
 	}
 	return nil
-}
-
-// replicaReceived tells whether a replica that receives from primary, as views saw it, has
-// received everything up to logged.
-func replicaReceived(views []replication.View, primary replication.Member, logged replication.Position) bool {
-	for _, v := range views {
-		rs := v.Observation.Replica
-		if v.Name != primary.Name && v.Err == nil && rs != nil && rs.SourceHost == primary.Source.Host && rs.Received.Covers(logged) {
-			return true
-		}
-	}
-	return false
 }

@@ -111,12 +111,7 @@ func switchable(v replication.View) string {
 func (r *Reconciler) switchTo(ctx context.Context, p *pass.Pass[*appsv1alpha1.MySQL], proc replication.Procedure,
 	members []replication.Member, to string) error {
 	primary := p.Instance.Status.Primary
-	var others []replication.Member
-	for _, member := range members {
-		if member.Name != primary && member.Name != to {
-			others = append(others, member)
-		}
-	}
+	others := replication.Except(members, primary, to)
 	proc.CatchUp = switchoverCatchUp
 	ctx, cancel := context.WithTimeout(ctx, switchoverCatchUp+3*replication.StepTimeout)
 	defer cancel()

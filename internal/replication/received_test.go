@@ -1,4 +1,4 @@
-package mysql
+package replication_test
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestOnlyAReplicaOfThePrimaryThatReceivedItsWholeBinaryLogHoldsAWaitingCommi
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if held := replicaReceived(c.views, primary, logged); held != c.held {
+			if held := replication.ReceivedAll(c.views, primary, logged); held != c.held {
 				t.Fatalf("held = %t, want %t", held, c.held)
 			}
 		})
