@@ -56,6 +56,29 @@ const (
 	ReasonRunContainerError    = "RunContainerError"
 )
 
+// Reasons of a Degraded condition that name why a container keeps exiting, in place of
+// CrashLoopBackOff, or which reference it lacks, in place of CreateContainerConfigError. The
+// operator reads them from how the container last ended (the kubelet's reason and exit code) and
+// from the last lines of its log; the message quotes the evidence, e.g. "pod shop-0: container
+// mysql: BadConfiguration: it exited with code 7, refusing its configuration: "[ERROR] mariadbd:
+// unknown variable 'no_such_option=1'" (restarts: 2)". A crash loop that fits none stays
+// CrashLoopBackOff.
+const (
+	// ReasonOutOfMemory: the kernel killed the container for using more than its memory limit.
+	ReasonOutOfMemory = "OutOfMemory"
+	// ReasonDiskFull: the container exits because a volume it writes to is full.
+	ReasonDiskFull = "DiskFull"
+	// ReasonBadConfiguration: the server exits refusing a line of its configuration.
+	ReasonBadConfiguration = "BadConfiguration"
+	// ReasonProbeFailed: the container ended without an error of its own after running long
+	// enough for its startup or liveness probe to fail: the kubelet stopped it.
+	ReasonProbeFailed = "ProbeFailed"
+	// ReasonSecretMissing and ReasonConfigMapMissing: a Secret or ConfigMap the container reads,
+	// or a key of it, does not exist.
+	ReasonSecretMissing    = "SecretMissing"
+	ReasonConfigMapMissing = "ConfigMapMissing"
+)
+
 // ReasonNodeLost is the Degraded reason of a pod on a node whose kubelet stopped reporting (the
 // node's Ready condition Unknown): the pod neither serves nor ends. The message names the pod, the
 // node and since when, e.g. "pod web-7d9c-x2x: its node worker-3 has not reported since

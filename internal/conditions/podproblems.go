@@ -57,11 +57,27 @@ func FindPodProblem(pod *corev1.Pod) *PodProblem {
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {
 			if w := cs.State.Waiting; w != nil && slices.Contains(stuckWaitingReasons, w.Reason) {
-				return &PodProblem{Reason: w.Reason, Message: fmt.Sprintf("pod %s: container %s: %s: %s", pod.Name, cs.Name, w.Reason, w.Message)}
+				return containerProblem(pod, cs, w)
 			}
 		}
 	}
 	return nil
+}
+
+// containerProblem is the problem of a container stuck waiting: the cause of a crash loop or of a
+// missing reference where one can be told, and otherwise the kubelet's reason and message.
+func containerProblem(pod *corev1.Pod, cs corev1.ContainerStatus, w *corev1.ContainerStateWaiting) *PodProblem {
+	reason, evidence := w.Reason, ""
+	switch w.Reason {
+	case appsv1alpha1.ReasonCrashLoopBackOff:
+		if cause := crashCause(pod, cs); cause != nil {
+			return cause
+		}
+		evidence = lastExit(cs.LastTerminationState.Terminated)
+	case appsv1alpha1.ReasonCreateContainerConfigError:
+		reason = cmp.Or(missingReference(w.Message), reason)
+	}
+	return &PodProblem{Reason: reason, Message: fmt.Sprintf("pod %s: container %s: %s: %s%s", pod.Name, cs.Name, reason, w.Message, evidence)}
 }
 
 // PodsDegraded is the Degraded condition the pods alone call for: True with the first failing

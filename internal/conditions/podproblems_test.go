@@ -56,7 +56,7 @@ func TestPodsDegraded(t *testing.T) {
 		{"image pull", []corev1.Pod{waiting("web-1", "nginx", "ImagePullBackOff", `Back-off pulling image "nginx:nope"`)}, nil,
 			metav1.ConditionTrue, "ImagePullBackOff", `pod web-1: container nginx: ImagePullBackOff: Back-off pulling image "nginx:nope"`},
 		{"init container config", []corev1.Pod{initFailing}, nil,
-			metav1.ConditionTrue, "CreateContainerConfigError", `pod db-0: container init: CreateContainerConfigError: secret "db" not found`},
+			metav1.ConditionTrue, "SecretMissing", `pod db-0: container init: SecretMissing: secret "db" not found`},
 		{"unschedulable", []corev1.Pod{unschedulable}, nil,
 			metav1.ConditionTrue, "Unschedulable", "pod cache-1: Unschedulable: 0/3 nodes are available: 3 Insufficient memory."},
 		{"waiting for a claim to be bound is no problem", []corev1.Pod{waitingForClaim}, nil, "", "AsExpected", ""},

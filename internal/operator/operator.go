@@ -32,6 +32,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/apiserverwait"
 	"github.com/appkeeper/appkeeper/internal/backup"
 	"github.com/appkeeper/appkeeper/internal/backupjob"
+	"github.com/appkeeper/appkeeper/internal/conditions"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/metrics"
 	"github.com/appkeeper/appkeeper/internal/metricsauth"
@@ -150,13 +151,14 @@ func nodeSchedulingAndReadiness(obj any) (any, error) {
 	return obj, nil
 }
 
-// podMetadataAndStatus keeps of a cached pod its metadata and status and only the node of its
-// spec: the controllers judge pods by labels, annotations, owners and status, and the spec (its
+// podMetadataAndStatus keeps of a cached pod its metadata and status, and of its spec only the node
+// and what tells why a container keeps ending (its containers' memory limits and probe timings):
+// the controllers judge pods by labels, annotations, owners and status, and the spec (its
 // containers, volumes and tolerations) is most of a pod's size. Read a pod from the API server when
-// its spec matters.
+// the rest of its spec matters.
 func podMetadataAndStatus(obj any) (any, error) {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: conditions.CrashCauseSpec(pod.Spec.Containers)}
 	}
 	return keepOwnManagedFields(obj)
 }

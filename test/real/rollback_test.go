@@ -35,10 +35,12 @@ const progressDeadline = 60 * time.Second
 const outageMargin = 30 * time.Second
 
 // The reasons a rollback gives for a failed revision, as the kubelet reports them: a container
-// that exits is in back-off at its second exit; a pull fails first with ErrImagePull, then waits
-// in ImagePullBackOff, and the operator acts on whichever it reads first.
+// that exits is in back-off at its second exit, told by its cause when its log names one (mysqld
+// refusing an option); a pull fails first with ErrImagePull, then waits in ImagePullBackOff, and
+// the operator acts on whichever it reads first.
 var (
 	crashLoop  = []string{appsv1alpha1.ReasonCrashLoopBackOff}
+	badConfig  = []string{appsv1alpha1.ReasonBadConfiguration}
 	pullFailed = []string{appsv1alpha1.ReasonErrImagePull, appsv1alpha1.ReasonImagePullBackOff}
 )
 
@@ -147,7 +149,7 @@ func TestMySQLRollsBackAConfigItRefusesAndAnImageThatCannotStart(t *testing.T) {
 		if !strings.Contains(e.failedOutput, "unknown variable 'no_such_option=1'") && !strings.Contains(e.failedOutput, "could not be read") {
 			t.Errorf("the failed server said %q, want mysqld refusing no_such_option", e.failedOutput)
 		}
-		rolledBack(t, ns, "MySQL", "shop", counted, rollback{1, crashLoop, mariadbImage, mariadbImage})
+		rolledBack(t, ns, "MySQL", "shop", counted, rollback{1, badConfig, mariadbImage, mariadbImage})
 		cnf := &corev1.ConfigMap{}
 		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop-config"}, cnf); err != nil {
 			t.Fatal(err)

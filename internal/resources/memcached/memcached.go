@@ -103,9 +103,7 @@ func container(mc *appsv1alpha1.Memcached) *corev1ac.ContainerApplyConfiguration
 	probe := func() *corev1ac.ProbeApplyConfiguration {
 		return corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName)))
 	}
-	c := corev1ac.Container().
-		WithName(ContainerName).
-		WithImage(spec.Image).
+	c := parts.Container(ContainerName, spec.Image).
 		WithArgs(Args(mc)...).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
 		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).

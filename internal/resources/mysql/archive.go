@@ -9,6 +9,7 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/backup"
+	"github.com/appkeeper/appkeeper/internal/resources/parts"
 )
 
 // ShipperContainer ships the binary log of a MySQL whose backups keep it for point-in-time
@@ -50,7 +51,7 @@ func withShipper(pod *corev1ac.PodSpecApplyConfiguration, m *appsv1alpha1.MySQL,
 		corev1ac.EnvVar().WithName(backup.EnvMySQLPassword).WithValueFrom(corev1ac.EnvVarSource().
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(m.BackupAccountSecretName()).WithKey(appsv1alpha1.SecretKeyPassword))),
 	}, a.Env...)
-	pod.WithVolumes(a.Volumes...).WithContainers(corev1ac.Container().WithName(ShipperContainer).WithImage(toolsImage).
+	pod.WithVolumes(a.Volumes...).WithContainers(parts.Container(ShipperContainer, toolsImage).
 		WithCommand(args...).
 		WithEnv(env...).
 		WithPorts(corev1ac.ContainerPort().WithName("binlog-status").WithContainerPort(ShipperStatusPort).WithProtocol(corev1.ProtocolTCP)).

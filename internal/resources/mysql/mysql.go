@@ -258,9 +258,7 @@ func container(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
 	exec := func(cmd []string) *corev1ac.ProbeApplyConfiguration {
 		return corev1ac.Probe().WithExec(corev1ac.ExecAction().WithCommand(cmd...)).WithTimeoutSeconds(5)
 	}
-	c := corev1ac.Container().
-		WithName(ContainerName).
-		WithImage(spec.Image).
+	c := parts.Container(ContainerName, spec.Image).
 		WithEnv(env(m)...).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(appsv1alpha1.MySQLPort).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(

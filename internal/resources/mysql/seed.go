@@ -76,11 +76,11 @@ func withSeeding(pod *corev1ac.PodSpecApplyConfiguration, m *appsv1alpha1.MySQL,
 		corev1ac.Volume().WithName(planVolume).WithConfigMap(corev1ac.ConfigMapVolumeSource().
 			WithName(m.SeedPlanName()).WithOptional(true)))
 	pod.WithInitContainers(
-		corev1ac.Container().WithName(toolsContainer).WithImage(toolsImage).
+		parts.Container(toolsContainer, toolsImage).
 			WithCommand("/appkeeper", "backup", "install", appkeeperTool).
 			WithVolumeMounts(toolsMount()).
 			WithSecurityContext(restricted()),
-		corev1ac.Container().WithName(SeedContainer).WithImage(m.Spec.Image).
+		parts.Container(SeedContainer, m.Spec.Image).
 			WithCommand(appkeeperTool, "member", seed.CommandSeed, "--data-dir="+dataDir, "--plan="+planDir,
 				"--peers="+m.HeadlessServiceName()+"."+m.Namespace+".svc", "--name=$("+podNameVar+")").
 			WithEnv(clusterSecretEnv(m, seed.EnvSecret),
@@ -97,7 +97,7 @@ func withSeeding(pod *corev1ac.PodSpecApplyConfiguration, m *appsv1alpha1.MySQL,
 // donor serves copies of the member's data beside its server, to the members that prove they hold
 // the replication account's password.
 func donor(m *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
-	return corev1ac.Container().WithName(DonorContainer).WithImage(m.Spec.Image).
+	return parts.Container(DonorContainer, m.Spec.Image).
 		WithCommand(appkeeperTool, "member", seed.CommandDonate, "--data-dir="+dataDir, "--user="+ClusterUser).
 		WithEnv(clusterSecretEnv(m, seed.EnvSecret), clusterSecretEnv(m, "MYSQL_PWD")).
 		WithPorts(corev1ac.ContainerPort().WithName(donorPortName).WithContainerPort(seed.DonorPort).WithProtocol(corev1.ProtocolTCP)).

@@ -232,11 +232,8 @@ func podSpec(m *appsv1alpha1.MySQL) *corev1ac.PodSpecApplyConfiguration {
 }
 
 func container(name, image string) *corev1ac.ContainerApplyConfiguration {
-	return corev1ac.Container().
-		WithName(name).
-		WithImage(image).
-		// The subcommands write their result as the termination message; a crash leaves its log.
-		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
+	// The subcommands write their result as the termination message; a crash leaves its log.
+	return parts.Container(name, image).
 		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](parts.RestrictedSecurityContext()))
 }
 

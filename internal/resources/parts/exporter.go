@@ -54,9 +54,7 @@ func ExporterContainer(monitoring appsv1alpha1.Monitoring, e Exporter) *corev1ac
 	if monitoring.Resources != nil {
 		resources = *monitoring.Resources
 	}
-	c := corev1ac.Container().
-		WithName(appsv1alpha1.ExporterContainerName).
-		WithImage(monitoring.ExporterImage(e.DefaultImage)).
+	c := Container(appsv1alpha1.ExporterContainerName, monitoring.ExporterImage(e.DefaultImage)).
 		WithArgs(e.Args...).
 		WithPorts(corev1ac.ContainerPort().WithName(appsv1alpha1.ExporterPortName).WithContainerPort(e.Port).WithProtocol(corev1.ProtocolTCP)).
 		WithSecurityContext(ExporterSecurityContext()).

@@ -131,3 +131,10 @@ func ContainerImage(template *corev1.PodTemplateSpec, container string) string {
 	}
 	return ""
 }
+
+// Container is a container of the given name and image that keeps the last lines of its log as its
+// termination message when it fails: the operator reads why a container keeps exiting from them.
+func Container(name, image string) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().WithName(name).WithImage(image).
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError)
+}

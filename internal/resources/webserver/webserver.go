@@ -80,9 +80,7 @@ func container(ws *appsv1alpha1.WebServer) *corev1ac.ContainerApplyConfiguration
 	if security == nil {
 		security = parts.RestrictedSecurityContext()
 	}
-	c := corev1ac.Container().
-		WithName(ContainerName).
-		WithImage(spec.Image).
+	c := parts.Container(ContainerName, spec.Image).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(spec.Port).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(configMount()).
 		WithSecurityContext(parts.ApplyConfiguration[corev1ac.SecurityContextApplyConfiguration](security)).

@@ -173,9 +173,7 @@ func shared(modes []corev1.PersistentVolumeAccessMode) bool {
 }
 
 func container(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *corev1ac.ContainerApplyConfiguration {
-	c := corev1ac.Container().
-		WithName(ContainerName).
-		WithImage(wp.Spec.Image).
+	c := parts.Container(ContainerName, wp.Spec.Image).
 		WithEnv(env(wp, db)...).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(appsv1alpha1.WordPressPort).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(corev1ac.VolumeMount().WithName(contentVolume).WithMountPath(contentDir)).
