@@ -141,6 +141,8 @@ const (
 	EventUpgraded  = "Upgraded"
 	EventFailed    = "ReconcileFailed"
 	EventReplaced  = "Replaced"
+	// EventTuned: the settings a MySQL's tuning computes changed with its resources or profile.
+	EventTuned = "Tuned"
 	// EventPrimaryChosen: a cluster's first primary was chosen and opened to writes.
 	EventPrimaryChosen = "PrimaryChosen"
 	// EventFailedOver: a replica took over from a cluster's failed primary.

@@ -148,9 +148,16 @@ type MySQLSpec struct {
 	// +optional
 	Replication Replication `json:"replication,omitempty"`
 
-	// Resources of the mysqld container.
+	// Resources of the mysqld container. Its memory limit, or request, sizes the server's memory
+	// settings: see tuning.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Tuning sizes mysqld's buffer pool, max_connections, temporary tables and redo log from
+	// spec.resources and the data volume.
+	// +kubebuilder:default={}
+	// +optional
+	Tuning MySQLTuning `json:"tuning,omitempty"`
 
 	// Database is created, empty, when the server first starts. It cannot be set, changed or
 	// removed afterwards.
@@ -297,6 +304,11 @@ type MySQLStatus struct {
 	// Restore says what the data was restored from.
 	// +optional
 	Restore *MySQLRestoreStatus `json:"restore,omitempty"`
+
+	// Tuning is what the operator computed from spec.resources and the data volume; unset when
+	// spec.tuning.mode is Off.
+	// +optional
+	Tuning *TuningStatus `json:"tuning,omitempty"`
 
 	// Conditions are Available, Progressing and Degraded, summarised as Ready and Stalled.
 	// +listType=map

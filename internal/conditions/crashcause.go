@@ -21,6 +21,9 @@ var (
 	badConfigLines = regexp.MustCompile(`(?i)unknown (variable|option)|unrecognized option|invalid option|` +
 		`error while setting value|incorrect .* value|\[emerg\]|syntax error|invalid command|AH00526|` +
 		`illegal argument|bad configuration|configuration file .* (invalid|error)`)
+	// notices are the lines a server logs and goes on: mysqld warns of an option given with the
+	// loose- prefix that it does not know, and starts.
+	notices       = regexp.MustCompile(`\[(Warning|Note)\]`)
 	missingObject = regexp.MustCompile(`(?i)^(secret|configmap) "([^"]+)" not found|` +
 		`couldn't find key (\S+) in (Secret|ConfigMap) (\S+)`)
 )
@@ -44,11 +47,11 @@ func crashCause(pod *corev1.Pod, cs corev1.ContainerStatus) *PodProblem {
 		return &PodProblem{Reason: appsv1alpha1.ReasonOutOfMemory, Message: at + appsv1alpha1.ReasonOutOfMemory +
 			": the kernel killed it for using more memory than " + memoryLimit(pod, cs.Name) + restarts}
 	}
-	if line := lastMatch(ended.Message, diskFullLines); line != "" {
+	if line := lastMatch(ended.Message, diskFullLines.MatchString); line != "" {
 		return &PodProblem{Reason: appsv1alpha1.ReasonDiskFull, Message: fmt.Sprintf("%s%s: it exited with code %d, out of disk space: %q%s",
 			at, appsv1alpha1.ReasonDiskFull, ended.ExitCode, line, restarts)}
 	}
-	if line := lastMatch(ended.Message, badConfigLines); line != "" {
+	if line := lastMatch(ended.Message, refusedConfig); line != "" {
 		return &PodProblem{Reason: appsv1alpha1.ReasonBadConfiguration, Message: fmt.Sprintf("%s%s: it exited with code %d, refusing its configuration: %q%s",
 			at, appsv1alpha1.ReasonBadConfiguration, ended.ExitCode, line, restarts)}
 	}
@@ -147,19 +150,22 @@ func lastExit(ended *corev1.ContainerStateTerminated) string {
 		return ""
 	}
 	said := fmt.Sprintf("; it last exited with code %d", ended.ExitCode)
-	if line := lastMatch(ended.Message, anyLine); line != "" {
+	if line := lastMatch(ended.Message, func(string) bool { return true }); line != "" {
 		said += fmt.Sprintf(": %q", line)
 	}
 	return said
 }
 
-var anyLine = regexp.MustCompile(`\S`)
+// refusedConfig tells a line of a server refusing its configuration from a notice it goes on after.
+func refusedConfig(line string) bool {
+	return badConfigLines.MatchString(line) && !notices.MatchString(line)
+}
 
-// lastMatch is the last line of a log that matches pattern, trimmed and cut to 200 bytes.
-func lastMatch(log string, pattern *regexp.Regexp) string {
+// lastMatch is the last line of a log, trimmed and not empty, that match keeps, cut to 200 bytes.
+func lastMatch(log string, match func(line string) bool) string {
 	lines := strings.Split(log, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if line := strings.TrimSpace(lines[i]); pattern.MatchString(line) {
+		if line := strings.TrimSpace(lines[i]); line != "" && match(line) {
 			if len(line) > 200 {
 				line = line[:200] + "…"
 			}

@@ -12,10 +12,12 @@ import (
 
 // The last lines of logs below are what the servers printed, run from this project's images'
 // Debian packages: mariadbd 10.11 given an option it does not know, and started on a full volume;
-// nginx given a directive it does not know; busybox's dd writing to a full tmpfs. Only the process
-// IDs and the data folder's path are changed.
+// nginx given a directive it does not know; busybox's dd writing to a full tmpfs. The lines of
+// mariadbd come from more than one run; only process IDs, times and the data folder's path are
+// changed.
 const (
-	mariadbUnknownOption = `2026-11-29  1:10:25 0 [Note] InnoDB: Loading buffer pool(s) from /var/lib/mysql/ib_buffer_pool
+	mariadbUnknownOption = `2026-11-29  1:10:25 0 [Warning] mariadbd: unknown variable 'loose-temptable_max_ram=64M'
+2026-11-29  1:10:25 0 [Note] InnoDB: Loading buffer pool(s) from /var/lib/mysql/ib_buffer_pool
 2026-11-29  1:10:25 0 [ERROR] mariadbd: unknown variable 'no_such_option=1'
 2026-11-29  1:10:25 0 [ERROR] Aborting
 `
@@ -81,6 +83,9 @@ func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 			"CrashLoopBackOff", "back-off 20s restarting failed container", "nginx"},
 		{"killed with no probe", crashLooping(corev1.Container{Name: "main"}, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137}, time.Minute),
 			"CrashLoopBackOff", "back-off 20s restarting failed container; it last exited with code 137", "main"},
+		{"a crash after a notice of an unknown loose option", crashLooping(limited, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1,
+			Message: "2026-11-29  1:29:59 0 [Warning] mariadbd: unknown variable 'loose-temptable_max_ram=64M'\n2026-11-29  1:30:02 0 [ERROR] InnoDB: Page [page id: space=5, page number=3] log sequence number 9 is in the future!\n"}, 5*time.Second),
+			"CrashLoopBackOff", "it last exited with code 1: \"2026-11-29  1:30:02 0 [ERROR] InnoDB: Page", "mysql"},
 		{"an error no cause names", crashLooping(probed, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1, Message: "panic: boom\n\ngoroutine 1 [running]:\n"}, 5*time.Second),
 			"CrashLoopBackOff", `back-off 20s restarting failed container; it last exited with code 1: "goroutine 1 [running]:"`, "main"},
 	}

@@ -242,11 +242,17 @@ spec:
 // for every statement, so that each one goes through kube-proxy to whichever server answers.
 func clerkDB(t *testing.T, ns string) *sql.DB {
 	t.Helper()
+	return clerkDBTimingOut(t, ns, 2*time.Second)
+}
+
+// clerkDBTimingOut is clerkDB whose connections wait at most timeout for each step.
+func clerkDBTimingOut(t *testing.T, ns string, timeout time.Duration) *sql.DB {
+	t.Helper()
 	secret := secretData(t, ns, "shop-credentials")
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.DBName = "clerk", secret[appsv1alpha1.SecretKeyPassword], "orders"
 	cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(clusterIP(t, ns, "shop"), "3306")
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, timeout, timeout
 	// A connection the server closes while it stops is a failed request, counted: not a log line.
 	cfg.Logger = mysql.Logger(log.New(io.Discard, "", 0))
 	connector, err := mysql.NewConnector(cfg)

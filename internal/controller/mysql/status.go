@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -85,6 +86,7 @@ func computeStatus(m *appsv1alpha1.MySQL, d rollout.Decision, seen observed, rec
 	status.Endpoint = m.Endpoint()
 	status.SecretName = m.SecretName()
 	status.DesiredReplicas = m.MemberCount()
+	status.Tuning = resources.Tuning(m)
 	status.ReadyReplicas = 0
 	if seen.sts != nil {
 		status.ReadyReplicas = seen.sts.Status.ReadyReplicas
@@ -259,4 +261,25 @@ func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
 		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
 	}
+	if was, now := original.Status.Tuning, m.Status.Tuning; was != nil && now != nil && len(now.Settings) > 0 && !slices.Equal(was.Settings, now.Settings) {
+		how := "applied: the server restarts with them"
+		if now.Mode != appsv1alpha1.TuningAuto {
+			how = "recommended only, as spec.tuning.mode is " + string(now.Mode)
+		}
+		event.Tuned.Emit(r.Recorder, m, nil, "for %s of memory and the %s profile: %s; %s", now.Memory, now.Profile, tunedList(now.Settings), how)
+	}
+}
+
+// tunedList is the settings as my.cnf lines on one line, each overridden one with the line that
+// sets it in its place.
+func tunedList(settings []appsv1alpha1.TunedSetting) string {
+	lines := make([]string, 0, len(settings))
+	for _, s := range settings {
+		line := s.Name + "=" + s.Value
+		if s.OverriddenBy != "" {
+			line += " (spec.config sets " + s.OverriddenBy + ")"
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, ", ")
 }

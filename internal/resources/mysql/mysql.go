@@ -50,7 +50,8 @@ const AccountsFile = "accounts.sql"
 
 var gvk = appsv1alpha1.GroupVersion.WithKind("MySQL")
 
-// MyCnf is the my.cnf the server reads: settings that suit a server in a pod, then the user's lines.
+// MyCnf is the my.cnf the server reads: settings that suit a server in a pod, those tuned from its
+// resources, then the user's lines.
 func MyCnf(m *appsv1alpha1.MySQL) string {
 	var b strings.Builder
 	b.WriteString("[mysqld]\n")
@@ -64,6 +65,7 @@ func MyCnf(m *appsv1alpha1.MySQL) string {
 	} else if m.Spec.Backup.PointInTimeRecoveryEnabled() {
 		b.WriteString(binlogCnf())
 	}
+	b.WriteString(tunedCnf(m))
 	for _, line := range m.Spec.Config {
 		b.WriteString(strings.TrimSpace(line))
 		b.WriteString("\n")

@@ -1,0 +1,114 @@
+// Package tuning computes a server's settings from the resources it is given, such that the
+// server cannot use more memory than it has, whatever its clients do within its limits.
+package tuning
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+)
+
+const mib = 1 << 20
+
+// What mysqld holds whatever its settings, in MiB: the server's own memory (its code, caches of
+// tables and privileges, the threads it starts with: about 90 MiB measured for MariaDB 10.11 with a
+// small buffer pool), and the global buffers besides the pool, which the settings fix.
+const (
+	serverOwn     = 96
+	keyBuffer     = 8
+	ariaPagecache = 16
+	redoBuffer    = 16 // innodb_log_buffer_size, the default
+	globalBuffers = serverOwn + keyBuffer + ariaPagecache + redoBuffer
+)
+
+// sessionBuffers is what one connection can hold besides its temporary table, in MiB: the sort,
+// join, read and random-read buffers, its thread's stack, its network buffers and binary log
+// cache, at the servers' defaults (2 MiB, 256 KiB, 128 KiB, 256 KiB, 292 KiB, 2 × 16 KiB,
+// 32 KiB), rounded up.
+const sessionBuffers = 3
+
+// Bounds of the computed values.
+const (
+	// MinimumMemory is the least memory tuned: below it, ten connections and a 32 MiB buffer pool
+	// do not fit beside the server's own.
+	MinimumMemory  = 256
+	minPool        = 32
+	minConnections = 10
+	maxConnections = 4000
+	minTempTable   = 4
+	maxTempTable   = 16
+	minRedo        = 48
+	maxRedo        = 2048
+	poolStep       = 8
+)
+
+// MySQLSettings are the settings computed for a MySQL, in my.cnf's order and spelling.
+type MySQLSettings struct {
+	Settings []appsv1alpha1.TunedSetting
+	// WorstCase is the memory, in MiB, the server can use with them.
+	WorstCase int64
+}
+
+// ForMySQL computes mysqld's memory settings for a container of the given memory and a data volume
+// of the given size. It fails, saying why, when the memory is too little to size.
+func ForMySQL(memory, storage resource.Quantity, profile appsv1alpha1.TuningProfile) (MySQLSettings, error) {
+	mem := memory.Value() / mib
+	if mem < MinimumMemory {
+		return MySQLSettings{}, fmt.Errorf("%s of memory is less than the %dMi a server needs to be sized", memory.String(), MinimumMemory)
+	}
+	poolShare, redoDivisor := shares(profile)
+	tempTable := clamp(mem/128, minTempTable, maxTempTable)
+	perConnection := sessionBuffers + tempTable
+	budget := mem - globalBuffers
+	pool := roundDown(budget*poolShare/100, poolStep)
+	connections := (budget - pool) / perConnection
+	switch {
+	case connections < minConnections:
+		connections = minConnections
+		pool = roundDown(budget-connections*perConnection, poolStep)
+	case connections > maxConnections:
+		connections = maxConnections
+		pool = roundDown(budget-connections*perConnection, poolStep)
+	}
+	redo := clamp(pool/redoDivisor, minRedo, maxRedo)
+	if volumeBound := storage.Value() / mib / 8; redo > volumeBound {
+		// The redo log must leave the data most of the volume.
+		redo = max(volumeBound, 1)
+	}
+	megabytes := func(v int64) string { return strconv.FormatInt(v, 10) + "M" }
+	return MySQLSettings{
+		Settings: []appsv1alpha1.TunedSetting{
+			{Name: "innodb_buffer_pool_size", Value: megabytes(pool)},
+			{Name: "max_connections", Value: strconv.FormatInt(connections, 10)},
+			{Name: "tmp_table_size", Value: megabytes(tempTable)},
+			{Name: "max_heap_table_size", Value: megabytes(tempTable)},
+			{Name: "innodb_log_file_size", Value: megabytes(redo)},
+			{Name: "key_buffer_size", Value: megabytes(keyBuffer)},
+			// Each server ignores the other's: MariaDB keeps its on-disk temporary tables in Aria's
+			// page cache, MySQL its in-memory ones in TempTable's shared pool.
+			{Name: "loose-aria_pagecache_buffer_size", Value: megabytes(ariaPagecache)},
+			{Name: "loose-temptable_max_ram", Value: megabytes(max(connections*tempTable, 2))},
+		},
+		WorstCase: globalBuffers + pool + connections*perConnection,
+	}, nil
+}
+
+// shares are the percentage of the memory left once the global buffers are set aside that the
+// buffer pool gets, and the part of the buffer pool the redo log is.
+func shares(profile appsv1alpha1.TuningProfile) (poolPercent, redoDivisor int64) {
+	switch profile {
+	case appsv1alpha1.ProfileReadMostly:
+		return 75, 8
+	case appsv1alpha1.ProfileWriteHeavy:
+		return 50, 2
+	default:
+		return 60, 4
+	}
+}
+
+func clamp(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
+
+func roundDown(v, step int64) int64 { return max(v/step*step, minPool) }
