@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -81,6 +82,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		return ctrl.Result{}, err
 	}
 
+	if waiting, err := r.clearLeftBehind(ctx, mc, pods); waiting || err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := pass.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, target, sts, &p.Created) },
 		func() error { return r.reconcileService(ctx, target, &p.Created) },
@@ -144,6 +148,19 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())
 	}
 	return nil
+}
+
+// clearLeftBehind deletes, while mc has no StatefulSet, the pods a deleted one of the same name
+// left, and says whether the StatefulSet is to wait for them (kube.ClearLeftBehind).
+func (r *Reconciler) clearLeftBehind(ctx context.Context, mc *appsv1alpha1.Memcached, pods []corev1.Pod) (bool, error) {
+	if len(pods) == 0 {
+		return false, nil
+	}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, &appsv1.StatefulSet{})
+	if !apierrors.IsNotFound(err) {
+		return false, client.IgnoreNotFound(err)
+	}
+	return kube.ClearLeftBehind(ctx, r.Client, mc.Namespace, mc.ChildName(), pods)
 }
 
 // listPods reads the pods carrying mc's selector labels from the cache, which holds the pods of the

@@ -13,7 +13,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,7 +26,6 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/conditions"
-	"github.com/appkeeper/appkeeper/internal/event"
 	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/nodeloss"
 	"github.com/appkeeper/appkeeper/internal/pass"
@@ -214,10 +212,9 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if replacing, err := r.makeStatefulSetForMembers(ctx, m, seen.sts); replacing || err != nil {
 		return ctrl.Result{RequeueAfter: probeInterval}, err
 	}
-	if err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); err != nil {
+	if leftBehind, err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); leftBehind || err != nil {
 		return ctrl.Result{}, err
 	}
-	seen.applied = target
 	if err := r.restartSingleServerPods(ctx, m, seen.pods); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -280,29 +277,6 @@ func (r *Reconciler) reconcileServices(ctx context.Context, m *appsv1alpha1.MySQ
 			return apply.Ensure(ctx, r.Client, m, m.ReadServiceName(), &corev1.Service{}, resources.ReadService(m), corev1ac.ExtractService)
 		},
 	)
-}
-
-// reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
-// seen.sts receives it as the API server has it.
-func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore, rollingBack bool, created *pass.Creations) error {
-	sts := &appsv1.StatefulSet{}
-	// Members a smaller spec leaves out stay until removeMembers judges their removal safe.
-	target.Spec.Members = memberSlots(target, seen.sts)
-	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
-		sts, resources.StatefulSet(target, restore, r.BackupImage), appsv1ac.ExtractStatefulSet)
-	if err != nil {
-		return fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
-	}
-	seen.sts = sts
-	switch {
-	case result == apply.Created:
-		created.Add(sts, "StatefulSet %s running %s", m.ChildName(), target.Spec.Image)
-	case result == apply.Updated && resources.Image(before) != target.Spec.Image && !rollingBack:
-		// A rollback has its own Event.
-		event.Upgrading.Emit(r.Recorder, m, nil,
-			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
-	}
-	return nil
 }
 
 // claim is the data PVC as the cache has it, or nil when it does not exist.

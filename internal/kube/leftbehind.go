@@ -1,0 +1,63 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// ClearLeftBehind is for a StatefulSet named name that the cache does not hold: it deletes the pods
+// among pods that a deleted StatefulSet of that name left behind, and says whether any are still
+// there, deleted now or being deleted. The StatefulSet is to be made once they are gone. Made
+// before, it cannot make its pods of the same names; its controller retries with a back-off that
+// grows with every attempt, and the pods' going does not wake it, as they name another
+// StatefulSet. The garbage collector deletes such pods too, in its own time, which on a busy
+// cluster can be a minute.
+//
+// Only what the API server confirms is deleted: the StatefulSet must be gone there too (the cache
+// may not have seen it made yet), and each pod must still be as the cache holds it, naming the
+// deleted StatefulSet as its controller. Pods a StatefulSet leaves on purpose (deleted with the
+// orphan policy) lose that reference before it goes, and the new StatefulSet adopts them.
+func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods []corev1.Pod) (waiting bool, err error) {
+	var left []*corev1.Pod
+	for i := range pods {
+		if owner := metav1.GetControllerOf(&pods[i]); owner != nil && owner.Kind == "StatefulSet" && owner.Name == name {
+			left = append(left, &pods[i])
+		}
+	}
+	if len(left) == 0 {
+		return false, nil
+	}
+	err = c.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &appsv1.StatefulSet{})
+	if !apierrors.IsNotFound(err) {
+		// It exists, and the cache is behind: the pods are its own.
+		return err != nil, err
+	}
+	var deleted []string
+	var errs []error
+	for _, pod := range left {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		switch err := c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID, ResourceVersion: &pod.ResourceVersion}); {
+		case err == nil:
+			deleted = append(deleted, pod.Name)
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			// Gone or changed since the cache saw it: the next pass sees it as it is.
+		default:
+			errs = append(errs, fmt.Errorf("pod %s/%s left by a deleted StatefulSet: %w", pod.Namespace, pod.Name, err))
+		}
+	}
+	if len(deleted) > 0 {
+		logf.FromContext(ctx).Info("deleting the pods a deleted StatefulSet left, to make it again once they are gone",
+			"statefulSet", name, "pods", deleted)
+	}
+	return true, errors.Join(errs...)
+}
