@@ -31,14 +31,15 @@ const (
 
 // MySQLTuning says how the operator sizes mysqld's memory settings from its resources.
 type MySQLTuning struct {
-	// Mode: Auto computes the buffer pool, max_connections, the in-memory temporary table size and
-	// the redo log from the container's memory limit (its request when it has no limit) and the
-	// data volume, such that the server stays within its memory when every connection uses its
-	// whole session buffers at once, and writes them to my.cnf (a change restarts the server, as
-	// a change of spec.config does). Recommend computes them and shows them in status.tuning
-	// alone. Off computes nothing. A spec.config line that sets one of them wins, and
-	// status.tuning names it. Defaults to Auto.
-	// +kubebuilder:default=Auto
+	// Mode: Recommend computes the buffer pool, max_connections, the in-memory temporary table
+	// size and the redo log from the container's memory limit (its request when it has no limit)
+	// and the data volume, such that the server stays within its memory when every connection
+	// uses its whole session buffers at once, and shows them in status.tuning alone. Auto also
+	// writes them to my.cnf: a change restarts the server, as a change of spec.config does, and
+	// max_connections may be lower than the server's default of 151. Off computes nothing. A
+	// spec.config line that sets one of them wins, and status.tuning names it. Defaults to
+	// Recommend, so that a server keeps its settings until asked.
+	// +kubebuilder:default=Recommend
 	// +optional
 	Mode TuningMode `json:"mode,omitempty"`
 

@@ -16,8 +16,10 @@ import (
 // full disk is looked for first: a server that cannot write often goes on to refuse a part of its
 // configuration it could not set up.
 var (
+	// Error 28 is ENOSPC in errno's words (mysqld's "Errcode: 28", InnoDB's "failed with error
+	// 28"); a bare "error 28" is not: curl's, in PHP's warnings, is a timeout.
 	diskFullLines = regexp.MustCompile(`(?i)no space left on device|disk full|out of disk space|` +
-		`(errno|error)[: ]+28\b|\bENOSPC\b|quota exceeded`)
+		`(errno|errcode)[:= ]+28\b|with error 28\b|\bENOSPC\b|quota exceeded`)
 	badConfigLines = regexp.MustCompile(`(?i)unknown (variable|option)|unrecognized option|invalid option|` +
 		`error while setting value|incorrect .* value|\[emerg\]|syntax error|invalid command|AH00526|` +
 		`illegal argument|bad configuration|configuration file .* (invalid|error)`)
@@ -56,16 +58,24 @@ func crashCause(pod *corev1.Pod, cs corev1.ContainerStatus) *PodProblem {
 			at, appsv1alpha1.ReasonBadConfiguration, ended.ExitCode, line, restarts)}
 	}
 	if probe := killingProbe(pod, cs.Name, ended); probe != "" {
-		return &PodProblem{Reason: appsv1alpha1.ReasonProbeFailed, Message: fmt.Sprintf("%s%s: it was stopped (exit code %d) after %s, with no error of its own, "+
-			"as the kubelet stops a container whose %s probe fails: if the server is only slow, the probe is too tight for it%s",
+		return &PodProblem{Reason: appsv1alpha1.ReasonProbeFailed, Message: fmt.Sprintf("%s%s: it ended (exit code %d) with no error of its own after %s, "+
+			"long enough for its %s probe to fail: most likely the kubelet stopped it, and if the server is only slow, the probe is too tight for it%s",
 			at, appsv1alpha1.ReasonProbeFailed, ended.ExitCode, ended.FinishedAt.Sub(ended.StartedAt.Time).Round(time.Second), probe, restarts)}
 	}
 	return nil
 }
 
-// CrashCauseSpec is what crashCause reads of a pod's containers: their names, memory limits and
-// the timing of their startup and liveness probes. A cache of pods can keep that alone.
-func CrashCauseSpec(containers []corev1.Container) []corev1.Container {
+// CrashCauseSpec is what crashCause reads of a pod's spec: its containers' and init containers'
+// names, memory limits and the timing of their startup and liveness probes. A cache of pods can
+// keep that alone.
+func CrashCauseSpec(spec corev1.PodSpec) corev1.PodSpec {
+	return corev1.PodSpec{NodeName: spec.NodeName, Containers: causeFields(spec.Containers), InitContainers: causeFields(spec.InitContainers)}
+}
+
+func causeFields(containers []corev1.Container) []corev1.Container {
+	if len(containers) == 0 {
+		return nil
+	}
 	kept := make([]corev1.Container, len(containers))
 	timing := func(p *corev1.Probe) *corev1.Probe {
 		if p == nil {
@@ -89,35 +99,47 @@ func missingReference(message string) string {
 	switch {
 	case m == nil:
 		return ""
-	case strings.EqualFold(m[1], "secret") || m[4] == "Secret":
+	case strings.EqualFold(m[1], "secret") || strings.EqualFold(m[4], "secret"):
 		return appsv1alpha1.ReasonSecretMissing
 	default:
 		return appsv1alpha1.ReasonConfigMapMissing
 	}
 }
 
+// startupSettled is how long after its startup probe's time to fail a container can still be
+// ending because of it: the kubelet's stop and the server's shutdown. A container that ran longer
+// had passed its startup probe.
+const startupSettled = time.Minute
+
 // killingProbe names the probe that can have stopped a container which ended without an error of
-// its own: its startup probe, or its liveness probe, when the container ran at least as long as
-// that probe takes to fail. It is empty when no probe can have.
+// its own: its startup probe when it ran about as long as that probe takes to fail, else its
+// liveness probe when it ran at least as long as that one takes. It is empty when no probe can
+// have.
 func killingProbe(pod *corev1.Pod, container string, ended *corev1.ContainerStateTerminated) string {
-	if !stoppedCodes[ended.ExitCode] {
+	c := containerOf(pod, container)
+	if !stoppedCodes[ended.ExitCode] || c == nil {
 		return ""
 	}
 	ran := ended.FinishedAt.Sub(ended.StartedAt.Time)
-	for _, c := range pod.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, p := range []struct {
-			name  string
-			probe *corev1.Probe
-		}{{"startup", c.StartupProbe}, {"liveness", c.LivenessProbe}} {
-			if p.probe != nil && ran >= timeToFail(p.probe) {
-				return p.name
+	switch {
+	case c.StartupProbe != nil && ran >= timeToFail(c.StartupProbe) && ran < timeToFail(c.StartupProbe)+startupSettled:
+		return "startup"
+	case c.LivenessProbe != nil && ran >= timeToFail(c.LivenessProbe):
+		return "liveness"
+	}
+	return ""
+}
+
+// containerOf is the named container or init container of pod, or nil.
+func containerOf(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // timeToFail is the least time a probe takes to fail enough times in a row to stop its container,
@@ -135,8 +157,8 @@ func timeToFail(p *corev1.Probe) time.Duration {
 
 // memoryLimit tells the memory limit of a container, or says that it has none.
 func memoryLimit(pod *corev1.Pod, container string) string {
-	for _, c := range pod.Spec.Containers {
-		if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == container {
+	if c := containerOf(pod, container); c != nil {
+		if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 			return "its limit of " + limit.String()
 		}
 	}

@@ -50,12 +50,21 @@ func crashLooping(container corev1.Container, ended corev1.ContainerStateTermina
 	}
 }
 
+// initLooping is crashLooping for an init container.
+func initLooping(container corev1.Container, ended corev1.ContainerStateTerminated) *corev1.Pod {
+	pod := crashLooping(container, ended, time.Second)
+	pod.Spec.InitContainers, pod.Spec.Containers = pod.Spec.Containers, []corev1.Container{{Name: "server"}}
+	pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses = pod.Status.ContainerStatuses, nil
+	return pod
+}
+
 func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 	limited := corev1.Container{Name: "mysql", Resources: corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}}
 	probed := corev1.Container{Name: "main", Image: "busybox", Command: []string{"sh", "-c", "sleep 30"},
 		StartupProbe: &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 2, ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}
 	lively := corev1.Container{Name: "nginx", LivenessProbe: &corev1.Probe{}}
+	mysqld := corev1.Container{Name: "mysql", StartupProbe: &corev1.Probe{PeriodSeconds: 5, FailureThreshold: 60}, LivenessProbe: &corev1.Probe{}}
 	tests := []struct {
 		name      string
 		pod       *corev1.Pod
@@ -76,9 +85,16 @@ func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 		{"a command writing to a full volume", crashLooping(probed, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1, Message: ddNoSpace}, time.Second),
 			"DiskFull", "No space left on device", "main"},
 		{"stopped by its startup probe", crashLooping(probed, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137, Message: "starting\n"}, 3*time.Second),
-			"ProbeFailed", "stopped (exit code 137) after 3s, with no error of its own, as the kubelet stops a container whose startup probe fails", "main"},
+			"ProbeFailed", "ended (exit code 137) with no error of its own after 3s, long enough for its startup probe to fail", "main"},
 		{"a clean exit after the liveness probe's time", crashLooping(lively, corev1.ContainerStateTerminated{Reason: "Completed"}, 25*time.Second),
-			"ProbeFailed", "whose liveness probe fails", "nginx"},
+			"ProbeFailed", "long enough for its liveness probe to fail", "nginx"},
+		{"killed by the liveness probe long after the startup probe passed", crashLooping(mysqld, corev1.ContainerStateTerminated{Reason: "Completed"}, 3*time.Hour),
+			"ProbeFailed", "long enough for its liveness probe to fail", "mysql"},
+		{"curl's error 28, a timeout, is no full disk", crashLooping(limited, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1,
+			Message: "PHP Warning:  cURL error 28: Operation timed out after 10001 milliseconds\n"}, 5*time.Second),
+			"CrashLoopBackOff", "cURL error 28", "mysql"},
+		{"an init container killed for its memory", initLooping(limited, corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}),
+			"OutOfMemory", "more memory than its limit of 64Mi", "mysql"},
 		{"a clean exit sooner than a probe can fail", crashLooping(lively, corev1.ContainerStateTerminated{Reason: "Completed"}, 5*time.Second),
 			"CrashLoopBackOff", "back-off 20s restarting failed container", "nginx"},
 		{"killed with no probe", crashLooping(corev1.Container{Name: "main"}, corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137}, time.Minute),
@@ -92,7 +108,7 @@ func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cached := tt.pod.DeepCopy()
-			cached.Spec.Containers = CrashCauseSpec(cached.Spec.Containers)
+			cached.Spec = CrashCauseSpec(cached.Spec)
 			for _, pod := range []*corev1.Pod{tt.pod, cached} {
 				p := FindPodProblem(pod)
 				prefix := "pod shop-0: container " + tt.container + ": " + tt.reason + ": "

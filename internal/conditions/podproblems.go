@@ -121,9 +121,9 @@ func PodReady(pod *corev1.Pod) bool {
 }
 
 // PodStatusChanged tells whether an update of a pod can change what the controllers make of it:
-// readiness, a problem appearing, going or changing, phase, deletion, labels, annotations (a
-// PodSet's template hash) and controller. The kubelet's other updates (a probe's timestamps, an IP,
-// a restart count under the same back-off) start no reconcile.
+// readiness, a problem appearing, going or changing (a crash loop's message gives the restart
+// count, so each restart counts), phase, deletion, labels, annotations (a PodSet's template hash)
+// and controller. The kubelet's other updates (a probe's timestamps, an IP) start no reconcile.
 func PodStatusChanged(old, updated *corev1.Pod) bool {
 	return PodReady(old) != PodReady(updated) ||
 		!equalProblems(FindPodProblem(old), FindPodProblem(updated)) ||

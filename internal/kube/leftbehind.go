@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,18 +15,19 @@ import (
 )
 
 // ClearLeftBehind is for a StatefulSet named name that the cache does not hold: it deletes the pods
-// among pods that a deleted StatefulSet of that name left behind, and says whether any are still
-// there, deleted now or being deleted. The StatefulSet is to be made once they are gone. Made
-// before, it cannot make its pods of the same names; its controller retries with a back-off that
+// among pods that a deleted StatefulSet of that name left behind, and returns how long the
+// StatefulSet is to wait for them to go before it is made, zero when it need not. Made before they
+// are gone, it cannot make its pods of the same names; its controller retries with a back-off that
 // grows with every attempt, and the pods' going does not wake it, as they name another
 // StatefulSet. The garbage collector deletes such pods too, in its own time, which on a busy
-// cluster can be a minute.
+// cluster can be a minute. A pod still terminating a minute past its grace period (on a node that
+// stopped reporting, say) is not waited for longer.
 //
 // Only what the API server confirms is deleted: the StatefulSet must be gone there too (the cache
 // may not have seen it made yet), and each pod must still be as the cache holds it, naming the
 // deleted StatefulSet as its controller. Pods a StatefulSet leaves on purpose (deleted with the
 // orphan policy) lose that reference before it goes, and the new StatefulSet adopts them.
-func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods []corev1.Pod) (waiting bool, err error) {
+func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods []corev1.Pod) (wait time.Duration, err error) {
 	var left []*corev1.Pod
 	for i := range pods {
 		if owner := metav1.GetControllerOf(&pods[i]); owner != nil && owner.Kind == "StatefulSet" && owner.Name == name {
@@ -33,19 +35,24 @@ func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods
 		}
 	}
 	if len(left) == 0 {
-		return false, nil
+		return 0, nil
 	}
 	err = c.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &appsv1.StatefulSet{})
 	if !apierrors.IsNotFound(err) {
 		// It exists, and the cache is behind: the pods are its own.
-		return err != nil, err
+		return 0, err
 	}
 	var deleted []string
 	var errs []error
 	for _, pod := range left {
 		if pod.DeletionTimestamp != nil {
+			if patience := time.Until(pod.DeletionTimestamp.Add(leftBehindPatience)); patience > 0 {
+				wait = shortest(wait, patience)
+			}
 			continue
 		}
+		// Its deletion, or the change that kept it, starts the next pass; the recheck is a floor.
+		wait = shortest(wait, leftBehindRecheck)
 		switch err := c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID, ResourceVersion: &pod.ResourceVersion}); {
 		case err == nil:
 			deleted = append(deleted, pod.Name)
@@ -59,5 +66,20 @@ func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods
 		logf.FromContext(ctx).Info("deleting the pods a deleted StatefulSet left, to make it again once they are gone",
 			"statefulSet", name, "pods", deleted)
 	}
-	return true, errors.Join(errs...)
+	return wait, errors.Join(errs...)
+}
+
+const (
+	// leftBehindPatience is how long past its grace period a left pod is waited for.
+	leftBehindPatience = time.Minute
+	// leftBehindRecheck is when a pass looks again at pods it deleted or found changed.
+	leftBehindRecheck = 5 * time.Second
+)
+
+// shortest is the shorter of two waits, zero meaning none.
+func shortest(a, b time.Duration) time.Duration {
+	if a == 0 {
+		return b
+	}
+	return min(a, b)
 }

@@ -158,7 +158,7 @@ func nodeSchedulingAndReadiness(obj any) (any, error) {
 // the rest of its spec matters.
 func podMetadataAndStatus(obj any) (any, error) {
 	if pod, ok := obj.(*corev1.Pod); ok {
-		pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: conditions.CrashCauseSpec(pod.Spec.Containers)}
+		pod.Spec = conditions.CrashCauseSpec(pod.Spec)
 	}
 	return keepOwnManagedFields(obj)
 }

@@ -15,12 +15,13 @@ const mib = 1 << 20
 
 // What mysqld holds whatever its settings, in MiB: the server's own memory (its code, caches of
 // tables and privileges, the threads it starts with: about 90 MiB measured for MariaDB 10.11 with a
-// small buffer pool), and the global buffers besides the pool, which the settings fix.
+// small buffer pool), and the global buffers besides the pool, which the settings fix. MySQL's
+// performance schema, which would take as much again, is turned off; MariaDB's is off already.
 const (
 	serverOwn     = 96
 	keyBuffer     = 8
 	ariaPagecache = 16
-	redoBuffer    = 16 // innodb_log_buffer_size, the default
+	redoBuffer    = 16
 	globalBuffers = serverOwn + keyBuffer + ariaPagecache + redoBuffer
 )
 
@@ -42,7 +43,12 @@ const (
 	maxTempTable   = 16
 	minRedo        = 48
 	maxRedo        = 2048
-	poolStep       = 8
+	// MySQL sizes its buffer pool in whole chunks of every instance, rounding up; MariaDB takes
+	// the size as given. One instance below a GiB, eight above, of 8 MiB chunks.
+	poolChunk     = 8
+	poolsAbove    = 1024
+	manyPools     = 8
+	adminReserved = 1 // the connection both servers keep beyond max_connections for an administrator
 )
 
 // MySQLSettings are the settings computed for a MySQL, in my.cnf's order and spelling.
@@ -50,6 +56,11 @@ type MySQLSettings struct {
 	Settings []appsv1alpha1.TunedSetting
 	// WorstCase is the memory, in MiB, the server can use with them.
 	WorstCase int64
+}
+
+// mysqlSizes are the computed sizes, in MiB, and counts.
+type mysqlSizes struct {
+	pool, instances, connections, tempTable, redo int64
 }
 
 // ForMySQL computes mysqld's memory settings for a container of the given memory and a data volume
@@ -60,40 +71,56 @@ func ForMySQL(memory, storage resource.Quantity, profile appsv1alpha1.TuningProf
 		return MySQLSettings{}, fmt.Errorf("%s of memory is less than the %dMi a server needs to be sized", memory.String(), MinimumMemory)
 	}
 	poolShare, redoDivisor := shares(profile)
-	tempTable := clamp(mem/128, minTempTable, maxTempTable)
-	perConnection := sessionBuffers + tempTable
+	z := mysqlSizes{tempTable: clamp(mem/128, minTempTable, maxTempTable)}
+	perConnection := sessionBuffers + z.tempTable
 	budget := mem - globalBuffers
-	pool := roundDown(budget*poolShare/100, poolStep)
-	connections := (budget - pool) / perConnection
-	switch {
-	case connections < minConnections:
-		connections = minConnections
-		pool = roundDown(budget-connections*perConnection, poolStep)
-	case connections > maxConnections:
-		connections = maxConnections
-		pool = roundDown(budget-connections*perConnection, poolStep)
+	z.pool, z.instances = roundPool(budget * poolShare / 100)
+	z.connections = (budget-z.pool)/perConnection - adminReserved
+	if z.connections < minConnections || z.connections > maxConnections {
+		z.connections = clamp(z.connections, minConnections, maxConnections)
+		z.pool, z.instances = roundPool(budget - (z.connections+adminReserved)*perConnection)
 	}
-	redo := clamp(pool/redoDivisor, minRedo, maxRedo)
-	if volumeBound := storage.Value() / mib / 8; redo > volumeBound {
+	z.redo = clamp(z.pool/redoDivisor, minRedo, maxRedo)
+	if volumeBound := storage.Value() / mib / 8; z.redo > volumeBound {
 		// The redo log must leave the data most of the volume.
-		redo = max(volumeBound, 1)
+		z.redo = max(volumeBound, 1)
 	}
-	megabytes := func(v int64) string { return strconv.FormatInt(v, 10) + "M" }
 	return MySQLSettings{
-		Settings: []appsv1alpha1.TunedSetting{
-			{Name: "innodb_buffer_pool_size", Value: megabytes(pool)},
-			{Name: "max_connections", Value: strconv.FormatInt(connections, 10)},
-			{Name: "tmp_table_size", Value: megabytes(tempTable)},
-			{Name: "max_heap_table_size", Value: megabytes(tempTable)},
-			{Name: "innodb_log_file_size", Value: megabytes(redo)},
-			{Name: "key_buffer_size", Value: megabytes(keyBuffer)},
-			// Each server ignores the other's: MariaDB keeps its on-disk temporary tables in Aria's
-			// page cache, MySQL its in-memory ones in TempTable's shared pool.
-			{Name: "loose-aria_pagecache_buffer_size", Value: megabytes(ariaPagecache)},
-			{Name: "loose-temptable_max_ram", Value: megabytes(max(connections*tempTable, 2))},
-		},
-		WorstCase: globalBuffers + pool + connections*perConnection,
+		Settings:  z.settings(),
+		WorstCase: globalBuffers + z.pool + (z.connections+adminReserved)*perConnection,
 	}, nil
+}
+
+// settings are the sizes as my.cnf lines.
+func (z mysqlSizes) settings() []appsv1alpha1.TunedSetting {
+	megabytes := func(v int64) string { return strconv.FormatInt(v, 10) + "M" }
+	return []appsv1alpha1.TunedSetting{
+		{Name: "innodb_buffer_pool_size", Value: megabytes(z.pool)},
+		{Name: "max_connections", Value: strconv.FormatInt(z.connections, 10)},
+		{Name: "tmp_table_size", Value: megabytes(z.tempTable)},
+		{Name: "max_heap_table_size", Value: megabytes(z.tempTable)},
+		{Name: "innodb_log_file_size", Value: megabytes(z.redo)},
+		{Name: "innodb_log_buffer_size", Value: megabytes(redoBuffer)},
+		{Name: "key_buffer_size", Value: megabytes(keyBuffer)},
+		{Name: "performance_schema", Value: "OFF"},
+		{Name: "loose-innodb_buffer_pool_chunk_size", Value: megabytes(poolChunk)},
+		// Each server ignores the other's options with a warning: MySQL's pool instances and its
+		// shared pool of in-memory temporary tables, MariaDB's Aria page cache, which holds its
+		// on-disk temporary tables.
+		{Name: "loose-innodb_buffer_pool_instances", Value: strconv.FormatInt(z.instances, 10)},
+		{Name: "loose-temptable_max_ram", Value: megabytes(max(z.connections*z.tempTable, 2))},
+		{Name: "loose-aria_pagecache_buffer_size", Value: megabytes(ariaPagecache)},
+	}
+}
+
+// roundPool rounds a buffer pool down to whole chunks of every instance, and says how many.
+func roundPool(size int64) (pool, instances int64) {
+	instances = 1
+	if size >= poolsAbove {
+		instances = manyPools
+	}
+	step := poolChunk * instances
+	return max(size/step*step, minPool), instances
 }
 
 // shares are the percentage of the memory left once the global buffers are set aside that the
@@ -110,5 +137,3 @@ func shares(profile appsv1alpha1.TuningProfile) (poolPercent, redoDivisor int64)
 }
 
 func clamp(v, lo, hi int64) int64 { return min(max(v, lo), hi) }
-
-func roundDown(v, step int64) int64 { return max(v/step*step, minPool) }

@@ -41,14 +41,15 @@ func TestTheWorstCaseFitsTheMemoryAtEverySize(t *testing.T) {
 				}
 				pool, connections := valueMiB(t, s, "innodb_buffer_pool_size"), valueMiB(t, s, "max_connections")
 				temp, redo := valueMiB(t, s, "tmp_table_size"), valueMiB(t, s, "innodb_log_file_size")
-				worst := globalBuffers + pool + connections*(sessionBuffers+temp)
+				instances := valueMiB(t, s, "loose-innodb_buffer_pool_instances")
+				worst := globalBuffers + pool + (connections+adminReserved)*(sessionBuffers+temp)
 				switch {
 				case s.WorstCase != worst:
 					t.Errorf("WorstCase %d MiB, want the sum %d MiB", s.WorstCase, worst)
 				case worst > q.Value()>>20:
 					t.Errorf("worst case %d MiB is more than the memory, %s", worst, memory)
-				case pool < minPool || pool%poolStep != 0:
-					t.Errorf("buffer pool %d MiB, want a multiple of %d MiB of at least %d", pool, poolStep, minPool)
+				case pool < minPool || pool%(poolChunk*instances) != 0:
+					t.Errorf("buffer pool %d MiB in %d instances, want whole chunks of %d MiB in each, and at least %d", pool, instances, poolChunk, minPool)
 				case connections < minConnections || connections > maxConnections:
 					t.Errorf("max_connections %d, want %d to %d", connections, minConnections, maxConnections)
 				case redo > storage.Value()>>20/8:
@@ -68,8 +69,9 @@ func TestAGigabyteIsSizedAsTheDocsSay(t *testing.T) {
 	for _, setting := range s.Settings {
 		got = append(got, setting.Name+"="+setting.Value)
 	}
-	want := "innodb_buffer_pool_size=528M max_connections=32 tmp_table_size=8M max_heap_table_size=8M innodb_log_file_size=132M " +
-		"key_buffer_size=8M loose-aria_pagecache_buffer_size=16M loose-temptable_max_ram=256M"
+	want := "innodb_buffer_pool_size=528M max_connections=31 tmp_table_size=8M max_heap_table_size=8M innodb_log_file_size=132M " +
+		"innodb_log_buffer_size=16M key_buffer_size=8M performance_schema=OFF loose-innodb_buffer_pool_chunk_size=8M " +
+		"loose-innodb_buffer_pool_instances=1 loose-temptable_max_ram=248M loose-aria_pagecache_buffer_size=16M"
 	if strings.Join(got, " ") != want || s.WorstCase != 1016 {
 		t.Errorf("1Gi, Mixed: %s, worst case %d MiB; want %s, 1016 MiB", strings.Join(got, " "), s.WorstCase, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,7 +40,7 @@ var injectedFaults = []injectedFault{
 	{name: "orphan", reason: appsv1alpha1.ReasonSecretMissing, evidence: `secret "never-made" not found`, container: []string{
 		`command: ["sleep", "3600"]`,
 		`env: [{name: TOKEN, valueFrom: {secretKeyRef: {name: never-made, key: token}}}]`}},
-	{name: "sluggard", reason: appsv1alpha1.ReasonProbeFailed, evidence: "whose startup probe fails", container: []string{
+	{name: "sluggard", reason: appsv1alpha1.ReasonProbeFailed, evidence: "long enough for its startup probe to fail", container: []string{
 		`command: ["sh", "-c", "sleep 30; touch /tmp/up; exec sleep 3600"]`,
 		`startupProbe: {exec: {command: ["test", "-f", "/tmp/up"]}, periodSeconds: 1, failureThreshold: 3}`}},
 }
@@ -52,52 +53,74 @@ var restartsSaid = regexp.MustCompile(`\(restarts: (\d+)\)$`)
 func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "causes", restricted)
+	// Each fault is watched from its PodSet's creation, whenever the suite lets the subtests run:
+	// the message's restart count follows the pod, so only the first message tells when the cause
+	// was first told.
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	watched := map[string]chan causeTold{}
 	for _, f := range injectedFaults {
 		kubectl(t, podSetWithFault(f), "apply", "-n", ns, "-f", "-")
+		watched[f.name] = make(chan causeTold, 1)
+		go func() { watched[f.name] <- watchCause(ctx, ns, f.name) }()
 	}
 	for _, f := range injectedFaults {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			var told metav1.Condition
-			var said []string
-			defer func() { t.Logf("%s: Degraded said, in turn: %q", f.name, said) }()
-			await.Eventually(t, timeout, func(ctx context.Context) error {
-				conditions, generation, err := conditionsOf(ctx, ns, "PodSet", f.name)
-				if err != nil {
-					return err
-				}
-				if err := await.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue); err != nil {
-					return err
-				}
-				for _, c := range conditions {
-					if c.Type != appsv1alpha1.ConditionDegraded {
-						continue
-					}
-					if len(said) == 0 || said[len(said)-1] != c.Message {
-						said = append(said, c.Message)
-					}
-					if c.Reason != appsv1alpha1.ReasonCrashLoopBackOff {
-						told = c
-					}
-				}
-				if told.Reason == "" {
-					return fmt.Errorf("Degraded says only CrashLoopBackOff")
-				}
-				return nil
-			})
-			// The count the message gives is the pod's when the operator told the cause.
+			told := <-watched[f.name]
+			t.Logf("%s: Degraded said, in turn: %q", f.name, told.said)
+			if told.err != nil {
+				t.Fatalf("no cause told: %v", told.err)
+			}
 			restarts := 0
-			if m := restartsSaid.FindStringSubmatch(told.Message); m != nil {
+			if m := restartsSaid.FindStringSubmatch(told.first.Message); m != nil {
 				restarts, _ = strconv.Atoi(m[1])
 			}
-			t.Logf("%s: %s after %d restarts", f.name, told.Reason, restarts)
-			if told.Reason != f.reason || !strings.Contains(told.Message, f.evidence) {
-				t.Errorf("Degraded is %s: %q, want %s with %q", told.Reason, told.Message, f.reason, f.evidence)
+			t.Logf("%s: %s after %d restarts", f.name, told.first.Reason, restarts)
+			if told.first.Reason != f.reason || !strings.Contains(told.first.Message, f.evidence) {
+				t.Errorf("Degraded is %s: %q, want %s with %q", told.first.Reason, told.first.Message, f.reason, f.evidence)
 			}
 			if restarts > 2 {
 				t.Errorf("the cause was told after %d restarts, want 2 at most", restarts)
 			}
 		})
+	}
+}
+
+// causeTold is the first Degraded condition of a PodSet that names a cause, and what Degraded
+// said before it.
+type causeTold struct {
+	first metav1.Condition
+	said  []string
+	err   error
+}
+
+// watchCause polls the PodSet name until its Degraded condition is True with a reason other than
+// CrashLoopBackOff.
+func watchCause(ctx context.Context, ns, name string) causeTold {
+	var told causeTold
+	for {
+		conditions, generation, err := conditionsOf(ctx, ns, "PodSet", name)
+		if err == nil && await.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue) == nil {
+			for _, c := range conditions {
+				if c.Type != appsv1alpha1.ConditionDegraded {
+					continue
+				}
+				if len(told.said) == 0 || told.said[len(told.said)-1] != c.Message {
+					told.said = append(told.said, c.Message)
+				}
+				if c.Reason != appsv1alpha1.ReasonCrashLoopBackOff {
+					told.first = c
+					return told
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			told.err = fmt.Errorf("Degraded said only %q: %w", told.said, ctx.Err())
+			return told
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }
 

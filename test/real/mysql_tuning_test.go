@@ -36,7 +36,7 @@ func TestAMySQLSizedFromItsMemoryRunsEveryConnectionAtOnceWithinIt(t *testing.T)
 	created := time.Now()
 	kubectl(t, fmt.Sprintf(`{"apiVersion": "apps.appkeeper.dev/v1alpha1", "kind": "MySQL", "metadata": {"name": "shop"},
   "spec": {"image": %q, "database": "orders", "user": "clerk", "storage": {"size": "1Gi"},
-    "resources": {"limits": {"memory": %q}}}}`, mariadbImage, tunedMemory), "apply", "-n", ns, "-f", "-")
+    "resources": {"limits": {"memory": %q}}, "tuning": {"mode": "Auto"}}}`, mariadbImage, tunedMemory), "apply", "-n", ns, "-f", "-")
 	waitMySQL(t, ns, created)
 	tuned := tuningOf(t, ns)
 	if tuned.Mode != appsv1alpha1.TuningAuto || tuned.Memory != tunedMemory || tuned.Message != "" {

@@ -5,6 +5,7 @@ package memcached
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -82,8 +83,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		return ctrl.Result{}, err
 	}
 
-	if waiting, err := r.clearLeftBehind(ctx, mc, pods); waiting || err != nil {
-		return ctrl.Result{}, err
+	if wait, err := r.clearLeftBehind(ctx, mc, pods); wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if err := pass.Concurrently(
 		func() error { return r.reconcileStatefulSet(ctx, target, sts, &p.Created) },
@@ -151,14 +152,14 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 }
 
 // clearLeftBehind deletes, while mc has no StatefulSet, the pods a deleted one of the same name
-// left, and says whether the StatefulSet is to wait for them (kube.ClearLeftBehind).
-func (r *Reconciler) clearLeftBehind(ctx context.Context, mc *appsv1alpha1.Memcached, pods []corev1.Pod) (bool, error) {
+// left, and says how long the StatefulSet is to wait for them (kube.ClearLeftBehind).
+func (r *Reconciler) clearLeftBehind(ctx context.Context, mc *appsv1alpha1.Memcached, pods []corev1.Pod) (time.Duration, error) {
 	if len(pods) == 0 {
-		return false, nil
+		return 0, nil
 	}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, &appsv1.StatefulSet{})
 	if !apierrors.IsNotFound(err) {
-		return false, client.IgnoreNotFound(err)
+		return 0, client.IgnoreNotFound(err)
 	}
 	return kube.ClearLeftBehind(ctx, r.Client, mc.Namespace, mc.ChildName(), pods)
 }

@@ -15,9 +15,9 @@ import (
 )
 
 // TestMembersADeletedStatefulSetLeftGoForTheNewOne deletes a Memcached's StatefulSet, whose
-// members the garbage collector has not removed yet (envtest runs none): the operator makes the
-// StatefulSet again and deletes the members that still name the old one, which would hold their
-// names from the new one. A pod of the same labels that names no controller is left alone.
+// members the garbage collector has not removed yet (envtest runs none): the operator deletes the
+// members that still name the old one, which would hold their names from the new one, then makes
+// the StatefulSet again. A pod of the same labels that names no controller is left alone.
 func TestMembersADeletedStatefulSetLeftGoForTheNewOne(t *testing.T) {
 	ns := newNamespace(t)
 	createMemcached(t, ns, 2, nil)

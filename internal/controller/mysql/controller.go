@@ -212,8 +212,8 @@ func (r *Reconciler) reconcileServer(ctx context.Context, p *pass.Pass[*appsv1al
 	if replacing, err := r.makeStatefulSetForMembers(ctx, m, seen.sts); replacing || err != nil {
 		return ctrl.Result{RequeueAfter: probeInterval}, err
 	}
-	if leftBehind, err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); leftBehind || err != nil {
-		return ctrl.Result{}, err
+	if wait, err := r.reconcileStatefulSet(ctx, m, target, seen, restore, p.Decision.RollBack, &p.Created); wait > 0 || err != nil {
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if err := r.restartSingleServerPods(ctx, m, seen.pods); err != nil {
 		return ctrl.Result{}, err

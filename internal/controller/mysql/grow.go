@@ -54,8 +54,8 @@ func (r *Reconciler) restartSingleServerPods(ctx context.Context, m *appsv1alpha
 	}
 	for i := range pods {
 		pod := &pods[i]
-		// The cache keeps no pod spec: the kubelet's statuses name the containers, once it has
-		// seen the pod.
+		// The cache keeps of a pod's spec only what tells why a container ends, not its images or
+		// commands: the kubelet's statuses name the containers, once it has seen the pod.
 		statuses := pod.Status.ContainerStatuses
 		hasDonor := slices.ContainsFunc(statuses, func(c corev1.ContainerStatus) bool { return c.Name == resources.DonorContainer })
 		if len(statuses) == 0 || hasDonor || !pod.DeletionTimestamp.IsZero() {

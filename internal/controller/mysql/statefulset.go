@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -17,13 +18,13 @@ import (
 
 // reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
 // seen.sts receives it as the API server has it, and seen.applied target. A StatefulSet to make
-// waits until the pods a deleted one of the same name left are gone (kube.ClearLeftBehind), and
-// says so: the pass ends, and the pods' going starts the next.
+// waits until the pods a deleted one of the same name left are gone (kube.ClearLeftBehind): it
+// returns how long, and the pass ends.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore,
-	rollingBack bool, created *pass.Creations) (leftBehind bool, err error) {
+	rollingBack bool, created *pass.Creations) (wait time.Duration, err error) {
 	if seen.sts == nil {
-		if waiting, err := kube.ClearLeftBehind(ctx, r.Client, m.Namespace, m.ChildName(), seen.pods); waiting || err != nil {
-			return true, err
+		if wait, err := kube.ClearLeftBehind(ctx, r.Client, m.Namespace, m.ChildName(), seen.pods); wait > 0 || err != nil {
+			return wait, err
 		}
 	}
 	sts := &appsv1.StatefulSet{}
@@ -32,7 +33,7 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1
 	result, before, err := apply.Child(ctx, r.Client, m, m.ChildName(),
 		sts, resources.StatefulSet(target, restore, r.BackupImage), appsv1ac.ExtractStatefulSet)
 	if err != nil {
-		return false, fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
+		return 0, fmt.Errorf("statefulset of MySQL %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	seen.sts, seen.applied = sts, target
 	switch {
@@ -43,5 +44,5 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1
 		event.Upgrading.Emit(r.Recorder, m, nil,
 			"rolling out %s, replacing %s", target.Spec.Image, resources.Image(before))
 	}
-	return false, nil
+	return 0, nil
 }

@@ -261,7 +261,8 @@ func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
 		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
 	}
-	if was, now := original.Status.Tuning, m.Status.Tuning; was != nil && now != nil && len(now.Settings) > 0 && !slices.Equal(was.Settings, now.Settings) {
+	if was, now := original.Status.Tuning, m.Status.Tuning; was != nil && now != nil && len(now.Settings) > 0 &&
+		(!slices.Equal(was.Settings, now.Settings) || was.Mode != now.Mode) {
 		how := "applied: the server restarts with them"
 		if now.Mode != appsv1alpha1.TuningAuto {
 			how = "recommended only, as spec.tuning.mode is " + string(now.Mode)

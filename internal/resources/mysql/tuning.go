@@ -20,7 +20,7 @@ func Tuning(m *appsv1alpha1.MySQL) *appsv1alpha1.TuningStatus {
 	status := &appsv1alpha1.TuningStatus{Mode: t.Mode, Profile: t.Profile}
 	// The API server defaults both; a MySQL built elsewhere may lack them.
 	if status.Mode == "" {
-		status.Mode = appsv1alpha1.TuningAuto
+		status.Mode = appsv1alpha1.TuningRecommend
 	}
 	if status.Profile == "" {
 		status.Profile = appsv1alpha1.ProfileMixed

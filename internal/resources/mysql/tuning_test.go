@@ -29,7 +29,7 @@ func TestTunedSettingsGoToMyCnfBeforeTheUsersLines(t *testing.T) {
 	cnf := MyCnf(m)
 	pool := strings.Index(cnf, "innodb_buffer_pool_size=528M\n")
 	users := strings.Index(cnf, "Max-Connections = 500\n")
-	if pool < 0 || users < pool || strings.Contains(cnf, "max_connections=32") {
+	if pool < 0 || users < pool || strings.Contains(cnf, "max_connections=31") {
 		t.Errorf("my.cnf:\n%s\nwant the tuned pool before the user's lines, and the user's max_connections alone", cnf)
 	}
 	status := Tuning(m)
@@ -52,7 +52,7 @@ func TestRecommendAndOffLeaveMyCnfAlone(t *testing.T) {
 	if MyCnf(recommend) != untuned {
 		t.Errorf("Recommend: my.cnf\n%s\nwant it as with Off:\n%s", MyCnf(recommend), untuned)
 	}
-	if s := Tuning(recommend); s == nil || len(s.Settings) != 8 || s.Mode != appsv1alpha1.TuningRecommend {
+	if s := Tuning(recommend); s == nil || len(s.Settings) != 12 || s.Mode != appsv1alpha1.TuningRecommend {
 		t.Errorf("Recommend: status %+v, want the settings shown", s)
 	}
 }
