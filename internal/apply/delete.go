@@ -13,7 +13,21 @@ import (
 // object already gone or replaced is no error.
 func DeleteExactly(ctx context.Context, c client.Client, obj client.Object, opts ...client.DeleteOption) (bool, error) {
 	uid := obj.GetUID()
-	err := c.Delete(ctx, obj, append(opts, client.Preconditions{UID: &uid})...)
+	return deleteIf(ctx, c, obj, client.Preconditions{UID: &uid}, opts...)
+}
+
+// DeleteUnchanged deletes obj only if it is still as read, at the same resourceVersion: a decision
+// taken on what a cache showed holds for that version alone. It tells whether this call deleted
+// it; an object gone, replaced or changed since is no error.
+func DeleteUnchanged(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
+	uid, version := obj.GetUID(), obj.GetResourceVersion()
+	return deleteIf(ctx, c, obj, client.Preconditions{UID: &uid, ResourceVersion: &version})
+}
+
+// deleteIf deletes obj under the preconditions, which come last as a later Preconditions option
+// replaces an earlier one rather than adding to it.
+func deleteIf(ctx context.Context, c client.Client, obj client.Object, preconditions client.Preconditions, opts ...client.DeleteOption) (bool, error) {
+	err := c.Delete(ctx, obj, append(opts, preconditions)...)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return false, nil
 	}

@@ -5,12 +5,10 @@ package memcached
 import (
 	"context"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -83,7 +81,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.M
 		return ctrl.Result{}, err
 	}
 
-	if wait, err := r.clearLeftBehind(ctx, mc, pods); wait > 0 || err != nil {
+	if wait, err := apply.ClearLeftBehind(ctx, r.Client, mc.Namespace, mc.ChildName(), pods); wait > 0 || err != nil {
 		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if err := pass.Concurrently(
@@ -149,19 +147,6 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, mc *appsv1alpha1.
 			"scaled from %d to %d members", *before.Spec.Replicas, mc.DesiredSize())
 	}
 	return nil
-}
-
-// clearLeftBehind deletes, while mc has no StatefulSet, the pods a deleted one of the same name
-// left, and says how long the StatefulSet is to wait for them (kube.ClearLeftBehind).
-func (r *Reconciler) clearLeftBehind(ctx context.Context, mc *appsv1alpha1.Memcached, pods []corev1.Pod) (time.Duration, error) {
-	if len(pods) == 0 {
-		return 0, nil
-	}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: mc.Namespace, Name: mc.ChildName()}, &appsv1.StatefulSet{})
-	if !apierrors.IsNotFound(err) {
-		return 0, client.IgnoreNotFound(err)
-	}
-	return kube.ClearLeftBehind(ctx, r.Client, mc.Namespace, mc.ChildName(), pods)
 }
 
 // listPods reads the pods carrying mc's selector labels from the cache, which holds the pods of the

@@ -11,19 +11,18 @@ import (
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 	"github.com/appkeeper/appkeeper/internal/apply"
 	"github.com/appkeeper/appkeeper/internal/event"
-	"github.com/appkeeper/appkeeper/internal/kube"
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 )
 
 // reconcileStatefulSet applies the StatefulSet built from target, the MySQL as the pass builds it;
 // seen.sts receives it as the API server has it, and seen.applied target. A StatefulSet to make
-// waits until the pods a deleted one of the same name left are gone (kube.ClearLeftBehind): it
+// waits until the pods a deleted one of the same name left are gone (apply.ClearLeftBehind): it
 // returns how long, and the pass ends.
 func (r *Reconciler) reconcileStatefulSet(ctx context.Context, m, target *appsv1alpha1.MySQL, seen *observed, restore *resources.Restore,
 	rollingBack bool, created *pass.Creations) (wait time.Duration, err error) {
 	if seen.sts == nil {
-		if wait, err := kube.ClearLeftBehind(ctx, r.Client, m.Namespace, m.ChildName(), seen.pods); wait > 0 || err != nil {
+		if wait, err := apply.ClearLeftBehind(ctx, r.Client, m.Namespace, m.ChildName(), seen.pods); wait > 0 || err != nil {
 			return wait, err
 		}
 	}

@@ -1,4 +1,4 @@
-package kube
+package apply
 
 import (
 	"context"
@@ -12,22 +12,24 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/appkeeper/appkeeper/internal/kube"
 )
 
-// ClearLeftBehind is for a StatefulSet named name that the cache does not hold: it deletes the pods
-// among pods that a deleted StatefulSet of that name left behind, and returns how long the
-// StatefulSet is to wait for them to go before it is made, zero when it need not. Made before they
+// ClearLeftBehind is for a StatefulSet named name about to be applied: while it does not exist, it
+// deletes the pods among pods that a deleted StatefulSet of that name left behind, and returns how
+// long the StatefulSet is to wait for them to go before it is made, zero when it need not. Made before they
 // are gone, it cannot make its pods of the same names; its controller retries with a back-off that
 // grows with every attempt, and the pods' going does not wake it, as they name another
 // StatefulSet. The garbage collector deletes such pods too, in its own time, which on a busy
 // cluster can be a minute. A pod still terminating a minute past its grace period (on a node that
 // stopped reporting, say) is not waited for longer.
 //
-// Only what the API server confirms is deleted: the StatefulSet must be gone there too (the cache
-// may not have seen it made yet), and each pod must still be as the cache holds it, naming the
+// Only what the API server confirms is deleted: the StatefulSet must be gone there too, not only
+// from the cache (which may not have seen it made yet), and each pod must still be as the cache holds it, naming the
 // deleted StatefulSet as its controller. Pods a StatefulSet leaves on purpose (deleted with the
 // orphan policy) lose that reference before it goes, and the new StatefulSet adopts them.
-func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods []corev1.Pod) (wait time.Duration, err error) {
+func ClearLeftBehind(ctx context.Context, c kube.Client, namespace, name string, pods []corev1.Pod) (wait time.Duration, err error) {
 	var left []*corev1.Pod
 	for i := range pods {
 		if owner := metav1.GetControllerOf(&pods[i]); owner != nil && owner.Kind == "StatefulSet" && owner.Name == name {
@@ -37,9 +39,13 @@ func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods
 	if len(left) == 0 {
 		return 0, nil
 	}
-	err = c.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &appsv1.StatefulSet{})
-	if !apierrors.IsNotFound(err) {
-		// It exists, and the cache is behind: the pods are its own.
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if err := c.Get(ctx, key, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		// It exists: the pods are its own.
+		return 0, err
+	}
+	if err := c.APIReader.Get(ctx, key, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		// It exists, and the cache is behind.
 		return 0, err
 	}
 	var deleted []string
@@ -53,13 +59,12 @@ func ClearLeftBehind(ctx context.Context, c Client, namespace, name string, pods
 		}
 		// Its deletion, or the change that kept it, starts the next pass; the recheck is a floor.
 		wait = shortest(wait, leftBehindRecheck)
-		switch err := c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID, ResourceVersion: &pod.ResourceVersion}); {
-		case err == nil:
-			deleted = append(deleted, pod.Name)
-		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-			// Gone or changed since the cache saw it: the next pass sees it as it is.
-		default:
+		// One gone or changed since the cache saw it is left: the next pass sees it as it is.
+		switch done, err := DeleteUnchanged(ctx, c, pod); {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("pod %s/%s left by a deleted StatefulSet: %w", pod.Namespace, pod.Name, err))
+		case done:
+			deleted = append(deleted, pod.Name)
 		}
 	}
 	if len(deleted) > 0 {
