@@ -50,11 +50,24 @@ type MySQLTuning struct {
 	Profile TuningProfile `json:"profile,omitempty"`
 }
 
+// WorkerTuning says how the operator sizes a web server's workers from its resources.
+type WorkerTuning struct {
+	// Mode: Recommend computes how many requests Apache serves at once (MaxRequestWorkers) from
+	// the container's memory limit (its request when it has no limit), such that every worker
+	// rendering a page at once stays within it, and shows it in status.tuning alone. Auto also
+	// passes it to Apache on its command line: a change rolls the pods, and the image must start
+	// Apache with apache2-foreground, as the wordpress:apache images do. Off computes nothing.
+	// Defaults to Recommend, so that the pods keep their settings until asked.
+	// +kubebuilder:default=Recommend
+	// +optional
+	Mode TuningMode `json:"mode,omitempty"`
+}
+
 // TunedSetting is one server setting the operator computed.
 type TunedSetting struct {
-	// Name of the setting, as my.cnf spells it.
+	// Name of the setting, as the server's configuration spells it.
 	Name string `json:"name"`
-	// Value computed, in my.cnf's units.
+	// Value computed, in the configuration's units.
 	Value string `json:"value"`
 	// OverriddenBy is the spec.config line that sets the setting in its place, when there is one.
 	// +optional
@@ -63,11 +76,12 @@ type TunedSetting struct {
 
 // TuningStatus is what the operator computed from a server's resources, and whether it applies.
 type TuningStatus struct {
-	// Mode the settings were computed under: Auto (they are in my.cnf) or Recommend (status
-	// alone).
+	// Mode the settings were computed under: Auto (the server runs with them) or Recommend
+	// (status alone).
 	Mode TuningMode `json:"mode"`
-	// Profile the settings were computed for.
-	Profile TuningProfile `json:"profile"`
+	// Profile the settings were computed for, for a kind that has profiles.
+	// +optional
+	Profile TuningProfile `json:"profile,omitempty"`
 	// Memory the settings were computed from: the container's memory limit, or its request.
 	// +optional
 	Memory string `json:"memory,omitempty"`
@@ -76,9 +90,9 @@ type TuningStatus struct {
 	// +listMapKey=name
 	// +optional
 	Settings []TunedSetting `json:"settings,omitempty"`
-	// WorstCase is the memory the server can use with the computed settings: its own, the buffer
-	// pool and the other global buffers, and every connection allowed using its session buffers
-	// and an in-memory temporary table at once.
+	// WorstCase is the memory the server can use with the computed settings, with every
+	// connection or worker allowed busy at once: for MySQL, its own, the buffer pool and the other
+	// global buffers, and every connection's session buffers and in-memory temporary table.
 	// +optional
 	WorstCase string `json:"worstCase,omitempty"`
 	// Message says why nothing was computed: no memory limit or request, or too little memory.

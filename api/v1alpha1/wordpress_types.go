@@ -118,9 +118,15 @@ type WordPressSpec struct {
 	// +optional
 	Service WebServerService `json:"service,omitempty"`
 
-	// Resources of the WordPress container.
+	// Resources of the WordPress container. Its memory limit, or request, sizes Apache's workers:
+	// see tuning.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Tuning sizes Apache's workers from spec.resources.
+	// +kubebuilder:default={}
+	// +optional
+	Tuning WorkerTuning `json:"tuning,omitempty"`
 
 	// DeletionPolicy is what happens to the wp-content volume when the WordPress is deleted:
 	// Retain keeps it for a WordPress of the same name to take over, Delete removes it. The
@@ -170,6 +176,11 @@ type WordPressStatus struct {
 	// Restore says what the site was restored from.
 	// +optional
 	Restore *MySQLRestoreStatus `json:"restore,omitempty"`
+
+	// Tuning is what the operator computed from spec.resources; unset when spec.tuning.mode is
+	// Off.
+	// +optional
+	Tuning *TuningStatus `json:"tuning,omitempty"`
 
 	// Conditions are Available, Progressing, Degraded and DatabaseReady, summarised as Ready and Stalled.
 	// +listType=map

@@ -32,7 +32,7 @@ var (
 	Upgrading = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventUpgrading, Action: "Upgrade"}
 	// Upgraded: a rollout completed; everything runs the new image or template.
 	Upgraded = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventUpgraded, Action: "Upgrade"}
-	// Tuned: the settings a MySQL's tuning computes changed.
+	// Tuned: the settings a MySQL's or WordPress's tuning computes changed.
 	Tuned = Event{Type: corev1.EventTypeNormal, Reason: appsv1alpha1.EventTuned, Action: "Tune"}
 	// Replaced: a PodSet deleted pods to replace them, because they exited or to put the last good
 	// revision back.

@@ -1,5 +1,3 @@
-// Package tuning computes a server's settings from the resources it is given, such that the
-// server cannot use more memory than it has, whatever its clients do within its limits.
 package tuning
 
 import (
@@ -10,8 +8,6 @@ import (
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
 )
-
-const mib = 1 << 20
 
 // What mysqld holds whatever its settings, in MiB: the server's own memory (its code, caches of
 // tables and privileges, the threads it starts with: about 90 MiB measured for MariaDB 10.11 with a
@@ -33,9 +29,9 @@ const sessionBuffers = 3
 
 // Bounds of the computed values.
 const (
-	// MinimumMemory is the least memory tuned: below it, ten connections and a 32 MiB buffer pool
-	// do not fit beside the server's own.
-	MinimumMemory  = 256
+	// minMySQLMemory is the least memory a MySQL is tuned for: below it, ten connections and a
+	// 32 MiB buffer pool do not fit beside the server's own.
+	minMySQLMemory = 256
 	minPool        = 32
 	minConnections = 10
 	maxConnections = 4000
@@ -51,13 +47,6 @@ const (
 	adminReserved = 1 // the connection both servers keep beyond max_connections for an administrator
 )
 
-// MySQLSettings are the settings computed for a MySQL, in my.cnf's order and spelling.
-type MySQLSettings struct {
-	Settings []appsv1alpha1.TunedSetting
-	// WorstCase is the memory, in MiB, the server can use with them.
-	WorstCase int64
-}
-
 // mysqlSizes are the computed sizes, in MiB, and counts.
 type mysqlSizes struct {
 	pool, instances, connections, tempTable, redo int64
@@ -65,10 +54,10 @@ type mysqlSizes struct {
 
 // ForMySQL computes mysqld's memory settings for a container of the given memory and a data volume
 // of the given size. It fails, saying why, when the memory is too little to size.
-func ForMySQL(memory, storage resource.Quantity, profile appsv1alpha1.TuningProfile) (MySQLSettings, error) {
+func ForMySQL(memory, storage resource.Quantity, profile appsv1alpha1.TuningProfile) (Computed, error) {
 	mem := memory.Value() / mib
-	if mem < MinimumMemory {
-		return MySQLSettings{}, fmt.Errorf("%s of memory is less than the %dMi a server needs to be sized", memory.String(), MinimumMemory)
+	if mem < minMySQLMemory {
+		return Computed{}, fmt.Errorf("%s of memory is less than the %dMi a server needs to be sized", memory.String(), minMySQLMemory)
 	}
 	poolShare, redoDivisor := shares(profile)
 	z := mysqlSizes{tempTable: clamp(mem/128, minTempTable, maxTempTable)}
@@ -85,7 +74,7 @@ func ForMySQL(memory, storage resource.Quantity, profile appsv1alpha1.TuningProf
 		// The redo log must leave the data most of the volume.
 		z.redo = max(volumeBound, 1)
 	}
-	return MySQLSettings{
+	return Computed{
 		Settings:  z.settings(),
 		WorstCase: globalBuffers + z.pool + (z.connections+adminReserved)*perConnection,
 	}, nil
@@ -135,5 +124,3 @@ func shares(profile appsv1alpha1.TuningProfile) (poolPercent, redoDivisor int64)
 		return 60, 4
 	}
 }
-
-func clamp(v, lo, hi int64) int64 { return min(max(v, lo), hi) }

@@ -14,7 +14,7 @@ import (
 var profiles = []appsv1alpha1.TuningProfile{appsv1alpha1.ProfileMixed, appsv1alpha1.ProfileReadMostly, appsv1alpha1.ProfileWriteHeavy}
 
 // valueMiB reads a computed setting back in MiB (a count for max_connections).
-func valueMiB(t *testing.T, s MySQLSettings, name string) int64 {
+func valueMiB(t *testing.T, s Computed, name string) int64 {
 	t.Helper()
 	for _, setting := range s.Settings {
 		if setting.Name == name {
@@ -104,7 +104,7 @@ func TestASmallVolumeBoundsTheRedoLog(t *testing.T) {
 
 func TestTooLittleMemoryIsNotSized(t *testing.T) {
 	_, err := ForMySQL(resource.MustParse("255Mi"), resource.MustParse("1Gi"), appsv1alpha1.ProfileMixed)
-	if err == nil || err.Error() != fmt.Sprintf("255Mi of memory is less than the %dMi a server needs to be sized", MinimumMemory) {
+	if err == nil || err.Error() != fmt.Sprintf("255Mi of memory is less than the %dMi a server needs to be sized", minMySQLMemory) {
 		t.Errorf("ForMySQL(255Mi) = %v, want the minimum named", err)
 	}
 }

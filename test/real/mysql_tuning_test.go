@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/appkeeper/appkeeper/api/v1alpha1"
+	"github.com/appkeeper/appkeeper/internal/tuning"
 	"github.com/appkeeper/appkeeper/test/framework/await"
 )
 
@@ -42,7 +43,7 @@ func TestAMySQLSizedFromItsMemoryRunsEveryConnectionAtOnceWithinIt(t *testing.T)
 	if tuned.Mode != appsv1alpha1.TuningAuto || tuned.Memory != tunedMemory || tuned.Message != "" {
 		t.Fatalf("status.tuning %+v, want Auto settings for %s", tuned, tunedMemory)
 	}
-	t.Logf("tuned for %s: %s; worst case %s", tuned.Memory, settingsLine(tuned), tuned.WorstCase)
+	t.Logf("tuned for %s: %s; worst case %s", tuned.Memory, tuning.List(tuned.Settings), tuned.WorstCase)
 	db := clerkDBTimingOut(t, ns, 2*stormFor)
 	requireServerRuns(t, db, tuned)
 	pod := getPod(t, ns, "shop-0")
@@ -80,7 +81,7 @@ func TestAMySQLSizedFromItsMemoryRunsEveryConnectionAtOnceWithinIt(t *testing.T)
 		waitAvailable(t, ns, "MySQL", "shop", changed)
 		readMostly := tuningOf(t, ns)
 		if setting(t, readMostly, "innodb_buffer_pool_size") <= pool {
-			t.Errorf("ReadMostly's buffer pool %s, want more than Mixed's %d MiB", settingsLine(readMostly), pool)
+			t.Errorf("ReadMostly's buffer pool %s, want more than Mixed's %d MiB", tuning.List(readMostly.Settings), pool)
 		}
 		requireServerRuns(t, clerkDBTimingOut(t, ns, 10*time.Second), readMostly)
 	})
@@ -141,7 +142,7 @@ func requireServerRuns(t *testing.T, db *sql.DB, tuned *appsv1alpha1.TuningStatu
 	if pool != setting(t, tuned, "innodb_buffer_pool_size")<<20 || connections != setting(t, tuned, "max_connections") ||
 		temp != setting(t, tuned, "tmp_table_size")<<20 {
 		t.Errorf("the server runs with a buffer pool of %d bytes, %d connections and temporary tables of %d bytes; status.tuning says %s",
-			pool, connections, temp, settingsLine(tuned))
+			pool, connections, temp, tuning.List(tuned.Settings))
 	}
 }
 
@@ -151,10 +152,15 @@ func tuningOf(t *testing.T, ns string) *appsv1alpha1.TuningStatus {
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Status.Tuning == nil {
+	return requireTuning(t, m.Status.Tuning)
+}
+
+func requireTuning(t *testing.T, tuned *appsv1alpha1.TuningStatus) *appsv1alpha1.TuningStatus {
+	t.Helper()
+	if tuned == nil {
 		t.Fatal("status.tuning is unset")
 	}
-	return m.Status.Tuning
+	return tuned
 }
 
 // setting is a computed setting's value, in MiB for a size.
@@ -169,16 +175,8 @@ func setting(t *testing.T, tuned *appsv1alpha1.TuningStatus, name string) int64 
 			return v
 		}
 	}
-	t.Fatalf("status.tuning has no %s: %s", name, settingsLine(tuned))
+	t.Fatalf("status.tuning has no %s: %s", name, tuning.List(tuned.Settings))
 	return 0
-}
-
-func settingsLine(tuned *appsv1alpha1.TuningStatus) string {
-	var lines []string
-	for _, s := range tuned.Settings {
-		lines = append(lines, s.Name+"="+s.Value)
-	}
-	return strings.Join(lines, " ")
 }
 
 func mustExec(t *testing.T, db *sql.DB, statement string) {

@@ -28,11 +28,11 @@ func revision(m *appsv1alpha1.MySQL) rollout.Revision {
 	}
 }
 
-// podFields copies into spec what makes a MySQL's pod and my.cnf from the spec of a good
+// podFields copies into spec what makes a MySQL's pod and my.cnf (its tuning included) from the spec of a good
 // revision. Storage, backups, restore, the deletion policy and the fields fixed at first start
 // stay as the spec says.
 func podFields(spec, good *appsv1alpha1.MySQLSpec) {
-	spec.Image, spec.Resources, spec.Config = good.Image, good.Resources, good.Config
+	spec.Image, spec.Resources, spec.Config, spec.Tuning = good.Image, good.Resources, good.Config, good.Tuning
 	spec.NodeSelector, spec.Tolerations, spec.Affinity = good.NodeSelector, good.Tolerations, good.Affinity
 	spec.Monitoring = good.Monitoring
 }

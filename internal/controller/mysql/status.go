@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +19,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/replication"
 	resources "github.com/appkeeper/appkeeper/internal/resources/mysql"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/tuning"
 )
 
 // downgradeRefusal explains why moving from the running image to the wanted one is refused, or is
@@ -261,26 +261,7 @@ func (r *Reconciler) recordTransitions(original, m *appsv1alpha1.MySQL) {
 	if original.Status.Image != "" && m.Status.Image != original.Status.Image {
 		event.Upgraded.Emit(r.Recorder, m, nil, "the server runs %s", m.Status.Image)
 	}
-	if was, now := original.Status.Tuning, m.Status.Tuning; was != nil && now != nil && len(now.Settings) > 0 &&
-		(!slices.Equal(was.Settings, now.Settings) || was.Mode != now.Mode) {
-		how := "applied: the server restarts with them"
-		if now.Mode != appsv1alpha1.TuningAuto {
-			how = "recommended only, as spec.tuning.mode is " + string(now.Mode)
-		}
-		event.Tuned.Emit(r.Recorder, m, nil, "for %s of memory and the %s profile: %s; %s", now.Memory, now.Profile, tunedList(now.Settings), how)
+	if change := tuning.Change(original.Status.Tuning, m.Status.Tuning, "the server restarts with them"); change != "" {
+		event.Tuned.Emit(r.Recorder, m, nil, "%s", change)
 	}
-}
-
-// tunedList is the settings as my.cnf lines on one line, each overridden one with the line that
-// sets it in its place.
-func tunedList(settings []appsv1alpha1.TunedSetting) string {
-	lines := make([]string, 0, len(settings))
-	for _, s := range settings {
-		line := s.Name + "=" + s.Value
-		if s.OverriddenBy != "" {
-			line += " (spec.config sets " + s.OverriddenBy + ")"
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, ", ")
 }

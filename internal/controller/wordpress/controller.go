@@ -34,6 +34,7 @@ import (
 	"github.com/appkeeper/appkeeper/internal/pass"
 	resources "github.com/appkeeper/appkeeper/internal/resources/wordpress"
 	"github.com/appkeeper/appkeeper/internal/rollout"
+	"github.com/appkeeper/appkeeper/internal/tuning"
 )
 
 // mysqlNameIndex indexes WordPresses by the name of the MySQL they use, so that a change of a
@@ -105,6 +106,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *pass.Pass[*appsv1alpha1.W
 			seen.lost, seen.podsErr = nodeloss.Problems(ctx, r.Client, seen.pods, seen.podsErr)
 			wp.Status = computeStatus(target, p.Decision, seen, passErr)
 			r.warnRestoreStuck(ctx, p.Original.Status.Conditions, wp.Status.Conditions, wp)
+			if change := tuning.Change(p.Original.Status.Tuning, wp.Status.Tuning, "the pods roll with them"); change != "" {
+				event.Tuned.Emit(r.Recorder, wp, nil, "%s", change)
+			}
 			// A failed read of the pods leaves Degraded Unknown and is retried like any other error.
 			return seen.podsErr
 		},

@@ -29,7 +29,7 @@ func revision(wp *appsv1alpha1.WordPress) rollout.Revision {
 // database (its own MySQL, which rolls back on its own terms, or the one it references), the
 // wp-content volume, the Service, the restore and the upgrade policy stay as the spec says.
 func podFields(spec, good *appsv1alpha1.WordPressSpec) {
-	spec.Image, spec.Resources = good.Image, good.Resources
+	spec.Image, spec.Resources, spec.Tuning = good.Image, good.Resources, good.Tuning
 }
 
 // decide is the rollout decision of a pass that has seen the database. While the database cannot

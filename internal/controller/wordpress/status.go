@@ -39,6 +39,7 @@ func computeStatus(wp *appsv1alpha1.WordPress, d rollout.Decision, seen observed
 	status.ObservedGeneration = wp.Generation
 	status.URL = wp.URL()
 	status.Selector = labels.SelectorFromSet(wp.SelectorLabels()).String()
+	status.Tuning = resources.Tuning(wp)
 	status.Replicas, status.ReadyReplicas = 0, 0
 	if seen.dep != nil {
 		status.Replicas = seen.dep.Status.Replicas

@@ -186,6 +186,9 @@ func container(wp *appsv1alpha1.WordPress, db *appsv1alpha1.MySQL) *corev1ac.Con
 		WithLivenessProbe(corev1ac.Probe().
 			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))).
 			WithInitialDelaySeconds(30).WithPeriodSeconds(10))
+	if args := apacheArgs(wp); args != nil {
+		c.WithArgs(args...)
+	}
 	res := wp.Spec.Resources
 	if len(res.Limits) > 0 || len(res.Requests) > 0 || len(res.Claims) > 0 {
 		c.WithResources(parts.ApplyConfiguration[corev1ac.ResourceRequirementsApplyConfiguration](res))
