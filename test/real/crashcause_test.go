@@ -81,7 +81,8 @@ func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 				t.Errorf("Degraded is %s: %q, want %s with %q", told.first.Reason, told.first.Message, f.reason, f.evidence)
 			}
 			if restarts > 2 {
-				t.Errorf("the cause was told after %d restarts, want 2 at most", restarts)
+				t.Errorf("the cause was told %s after the PodSet was made, after %d restarts, want 2 at most; the pod's events:\n%s",
+					told.after.Round(time.Second), restarts, podEvents(ns, f.name+"-0"))
 			}
 		})
 	}
@@ -91,6 +92,7 @@ func TestCrashLoopsAreToldByTheirCause(t *testing.T) {
 // said before it.
 type causeTold struct {
 	first metav1.Condition
+	after time.Duration
 	said  []string
 	err   error
 }
@@ -99,6 +101,7 @@ type causeTold struct {
 // CrashLoopBackOff.
 func watchCause(ctx context.Context, ns, name string) causeTold {
 	var told causeTold
+	began := time.Now()
 	for {
 		conditions, generation, err := conditionsOf(ctx, ns, "PodSet", name)
 		if err == nil && await.ConditionIs(conditions, generation, appsv1alpha1.ConditionDegraded, metav1.ConditionTrue) == nil {
@@ -110,7 +113,7 @@ func watchCause(ctx context.Context, ns, name string) causeTold {
 					told.said = append(told.said, c.Message)
 				}
 				if c.Reason != appsv1alpha1.ReasonCrashLoopBackOff {
-					told.first = c
+					told.first, told.after = c, time.Since(began)
 					return told
 				}
 			}
@@ -157,4 +160,15 @@ spec:
             capabilities: {drop: [ALL]}
           %[3]s
 `, f.name, busyboxImage, container, volumes)
+}
+
+// podEvents is what the kubelet and the scheduler told of pod, with when, for a cause told late:
+// whether the kubelet restarted the container late, or the operator told it late.
+func podEvents(ns, pod string) string {
+	out, err := runKubectl("", "get", "events", "-n", ns, "--field-selector", "involvedObject.name="+pod, "--sort-by", ".lastTimestamp",
+		"-o", "custom-columns=FIRST:.firstTimestamp,LAST:.lastTimestamp,COUNT:.count,REASON:.reason,MESSAGE:.message")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	return out
 }

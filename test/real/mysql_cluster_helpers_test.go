@@ -188,9 +188,13 @@ func (c *clusterUnderTest) checkEveryMember(m *appsv1alpha1.MySQL, r ackwriter.R
 			if pod.Status.PodIP == "" {
 				return fmt.Errorf("pod %s has no address yet", pod.Name)
 			}
+			// Each read is bounded on its own, so that one that hangs says where, rather than the
+			// wait's deadline.
+			readCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			defer cancel()
 			var err error
-			if v, err = ackwriter.Check(ctx, c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort))), r); err != nil {
-				return err
+			if v, err = ackwriter.Check(readCtx, c.open(net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(appsv1alpha1.MySQLPort))), r); err != nil {
+				return fmt.Errorf("reading the rows of %s at %s on %s: %w", member.Name, pod.Status.PodIP, pod.Spec.NodeName, err)
 			}
 			if len(v.Phantom) > 0 {
 				c.t.Fatalf("%s holds rows never acknowledged nor in doubt: %s", member.Name, v)
