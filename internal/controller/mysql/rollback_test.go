@@ -13,6 +13,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -283,5 +284,39 @@ func TestRollbackOlderThanTheDataIsRefused(t *testing.T) {
 			return fmt.Errorf("status.rollout = %+v, want no rollback", ro)
 		}
 		return imageIs("mysql:9.1.0")(get(t, ns, "db", &appsv1.StatefulSet{}))
+	})
+}
+
+// TestFailedTuningIsRolledBack: tuning turned to Auto writes settings the server then fails on; the
+// rollback restores the last good my.cnf, without them, and status.tuning says they are
+// recommended only, while the spec keeps Auto as written.
+func TestFailedTuningIsRolledBack(t *testing.T) {
+	ns := newNamespace(t)
+	runningGood(t, ns, func(m *appsv1alpha1.MySQL) {
+		m.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+	})
+	goodHash := get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template.Annotations[resources.ConfigHashAnnotation]
+	patchSpec(t, ns, `{"spec":{"tuning":{"mode":"Auto"}}}`)
+	serverFails(t, ns, func(sts *appsv1.StatefulSet) error {
+		if sts.Spec.Template.Annotations[resources.ConfigHashAnnotation] == goodHash {
+			return errors.New("the pod template still has the good my.cnf")
+		}
+		return nil
+	}, appsv1alpha1.ReasonCrashLoopBackOff)
+
+	m := rolledBack(t, ns)
+	if m.Spec.Tuning.Mode != appsv1alpha1.TuningAuto {
+		t.Errorf("spec.tuning.mode = %s, want Auto as written", m.Spec.Tuning.Mode)
+	}
+	if m.Status.Tuning == nil || m.Status.Tuning.Mode != appsv1alpha1.TuningRecommend {
+		t.Errorf("status.tuning = %+v, want the good revision's, Recommend", m.Status.Tuning)
+	}
+	await.Eventually(t, timeout, func(context.Context) error {
+		cnf := get(t, ns, "db-config", &corev1.ConfigMap{}).Data["appkeeper.cnf"]
+		hash := get(t, ns, "db", &appsv1.StatefulSet{}).Spec.Template.Annotations[resources.ConfigHashAnnotation]
+		if strings.Contains(cnf, "innodb_buffer_pool_size") || hash != goodHash {
+			return fmt.Errorf("my.cnf = %q with hash %s, want the good one, %s, without the tuned settings", cnf, hash, goodHash)
+		}
+		return nil
 	})
 }
