@@ -13,13 +13,15 @@ import (
 // Tuning is what the operator computes from the MySQL's memory and data volume, with the
 // spec.config line that overrides each setting; nil when tuning is off.
 func Tuning(m *appsv1alpha1.MySQL) *appsv1alpha1.TuningStatus {
+	// The API server defaults the profile; a MySQL built elsewhere may lack it.
+	profile := cmp.Or(m.Spec.Tuning.Profile, appsv1alpha1.ProfileMixed)
 	status := tuning.Status(m.Spec.Tuning.Mode, m.Spec.Resources, func(memory resource.Quantity) (tuning.Computed, error) {
-		return tuning.ForMySQL(memory, m.Spec.Storage.Size, cmp.Or(m.Spec.Tuning.Profile, appsv1alpha1.ProfileMixed))
+		return tuning.ForMySQL(memory, m.Spec.Storage.Size, profile)
 	})
 	if status == nil {
 		return nil
 	}
-	status.Profile = cmp.Or(m.Spec.Tuning.Profile, appsv1alpha1.ProfileMixed)
+	status.Profile = profile
 	for i := range status.Settings {
 		status.Settings[i].OverriddenBy = setBy(m.Spec.Config, status.Settings[i].Name)
 	}
